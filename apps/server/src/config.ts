@@ -1,0 +1,107 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LogLevel } from '@pipewright/server';
+
+export interface ServeConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp: boolean;
+  logLevel: LogLevel;
+}
+
+export const USAGE = `Usage:
+  pipewright-server [options]                 run the server
+  pipewright-server create-organization NAME --admin-email EMAIL [--data-dir DIR]
+  pipewright-server create-account --organization NAME --email EMAIL --role admin|user [--data-dir DIR]
+  pipewright-server create-api-key --email EMAIL [--data-dir DIR]
+
+Admin commands work while the server runs; each prints the new API key alone on the
+last line of its output.
+
+Options (each also read from the environment variable named beside it):
+  --listen HOST:PORT    address to serve on (PIPEWRIGHT_LISTEN, default 127.0.0.1:8443)
+  --data-dir DIR        database, certificate and first API key (PIPEWRIGHT_DATA_DIR, default ./data)
+  --tls-cert FILE       PEM certificate (PIPEWRIGHT_TLS_CERT); without one, a self-signed
+                        certificate for localhost and 127.0.0.1 is made in DIR/tls/
+  --tls-key FILE        PEM private key of --tls-cert (PIPEWRIGHT_TLS_KEY)
+  --insecure-http       serve plain HTTP, for a server behind a TLS-terminating proxy
+                        (PIPEWRIGHT_INSECURE_HTTP=1); never the default
+  --log-level LEVEL     debug, info, warn or error (PIPEWRIGHT_LOG_LEVEL, default info)
+  -h, --help            show this help
+`;
+
+export class UsageError extends Error {}
+
+const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+export interface ParsedCommand {
+  command: 'serve' | 'create-organization' | 'create-account' | 'create-api-key' | 'help';
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+}
+
+export function parseCommand(argv: string[]): ParsedCommand {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const [first, ...positionals] = parsed.positionals;
+  if (parsed.values.help) return { command: 'help', positionals: [], values: parsed.values };
+  const commands = ['create-organization', 'create-account', 'create-api-key'] as const;
+  if (first === undefined) return { command: 'serve', positionals: [], values: parsed.values };
+  const command = commands.find((c) => c === first);
+  if (!command) throw new UsageError(`unknown command ${first}`);
+  return { command, positionals, values: parsed.values };
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      listen: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'insecure-http': { type: 'boolean' },
+      'log-level': { type: 'string' },
+      'admin-email': { type: 'string' },
+      organization: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+type Env = Record<string, string | undefined>;
+
+export function dataDirOf(values: ParsedCommand['values'], env: Env): string {
+  return resolve((values['data-dir'] as string | undefined) ?? env.PIPEWRIGHT_DATA_DIR ?? './data');
+}
+
+export function serveConfig(values: ParsedCommand['values'], env: Env): ServeConfig {
+  const listen = (values.listen as string | undefined) ?? env.PIPEWRIGHT_LISTEN ?? '127.0.0.1:8443';
+  const match = /^(.*):(\d{1,5})$/.exec(listen);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || port > 65535) throw new UsageError(`--listen wants HOST:PORT, not ${listen}`);
+  const logLevel = (values['log-level'] as string | undefined) ?? env.PIPEWRIGHT_LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new UsageError(`--log-level must be debug, info, warn or error`);
+  const tlsCert = (values['tls-cert'] as string | undefined) ?? env.PIPEWRIGHT_TLS_CERT;
+  const tlsKey = (values['tls-key'] as string | undefined) ?? env.PIPEWRIGHT_TLS_KEY;
+  if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new UsageError('--tls-cert and --tls-key go together');
+  return {
+    host: match[1].replace(/^\[(.*)\]$/, '$1'),
+    port,
+    dataDir: dataDirOf(values, env),
+    ...(tlsCert && tlsKey ? { tlsCert: resolve(tlsCert), tlsKey: resolve(tlsKey) } : {}),
+    insecureHttp: values['insecure-http'] === true || env.PIPEWRIGHT_INSECURE_HTTP === '1',
+    logLevel: logLevel as LogLevel,
+  };
+}

@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import { createServices, DomainError, openStore } from '@pipewright/server';
+import { dataDirOf, type ParsedCommand, parseCommand, serveConfig, USAGE, UsageError } from './config.js';
+import { DATABASE_FILE, serve } from './serve.js';
+
+function required(values: ParsedCommand['values'], name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** Runs one admin command against the database of the data directory, and prints the key. */
+function administer(parsed: ParsedCommand): void {
+  const { command, positionals, values } = parsed;
+  const store = openStore(join(dataDirOf(values, process.env), DATABASE_FILE));
+  try {
+    const { provisioning } = createServices(store);
+    let apiKey: string;
+    if (command === 'create-organization') {
+      const [name] = positionals;
+      if (!name || positionals.length > 1) throw new UsageError('create-organization takes one NAME');
+      apiKey = provisioning.createOrganization(name, required(values, 'admin-email')).apiKey;
+      process.stdout.write(`Created organization "${name}" and its admin account. API key:\n`);
+    } else if (command === 'create-account') {
+      const role = required(values, 'role');
+      if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
+      apiKey = provisioning.createAccount(required(values, 'organization'), required(values, 'email'), role);
+      process.stdout.write(`Created ${role} account ${values.email}. API key:\n`);
+    } else {
+      apiKey = provisioning.createApiKey(required(values, 'email'));
+      process.stdout.write(`Created an API key for ${values.email}:\n`);
+    }
+    process.stdout.write(`${apiKey}\n`);
+  } finally {
+    store.close();
+  }
+}
+
+async function main(): Promise<void> {
+  try {
+    const parsed = parseCommand(process.argv.slice(2));
+    if (parsed.command === 'help') {
+      process.stdout.write(USAGE);
+    } else if (parsed.command === 'serve') {
+      await serve(serveConfig(parsed.values, process.env));
+    } else {
+      administer(parsed);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`pipewright-server: ${error.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    if (error instanceof DomainError) {
+      process.stderr.write(`pipewright-server: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+await main();

@@ -1,0 +1,54 @@
+import { openapiDocument } from '@pipewright/types';
+import express, { type Express } from 'express';
+import { DomainError } from './domain/errors.js';
+import { authenticate } from './http/authenticate.js';
+import { errorHandler } from './http/errors.js';
+import { projectOperations, projectScope } from './http/project-scope.js';
+import { type RateLimit, rateLimit } from './http/rate-limit.js';
+import { requestLog } from './http/request-log.js';
+import { accountRoutes } from './http/routes/accounts.routes.js';
+import { organizationRoutes } from './http/routes/organization.routes.js';
+import { projectRoutes } from './http/routes/projects.routes.js';
+import { statusRoutes } from './http/routes/status.routes.js';
+import { openapiValidator } from './http/validator.js';
+import { type Logger, silentLogger } from './logger.js';
+import type { Services } from './services/index.js';
+
+export interface AppOptions {
+  services: Services;
+  logger?: Logger;
+  /** Largest accepted request body, in bytes (default 1 MiB). */
+  bodyLimitBytes?: number;
+  /** Per-account request rate; false turns it off (default 100/s, bursts of 200). */
+  rateLimit?: RateLimit | false;
+  /** Validate every response against the spec too (tests do; a failure answers 500). */
+  validateResponses?: boolean;
+}
+
+export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 100, burst: 200 };
+
+/** The whole HTTP API as an Express application. It never listens and reads no environment. */
+export function createApp(options: AppOptions): Express {
+  const { services, logger = silentLogger } = options;
+  const limit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(requestLog(logger));
+  app.use(authenticate(services.auth));
+  if (limit) app.use(rateLimit(limit));
+  app.use(express.json({ limit: options.bodyLimitBytes ?? 1024 * 1024 }));
+  app.use(openapiValidator(openapiDocument, options.validateResponses ?? false));
+  app.use(projectScope(services.projects, projectOperations(openapiDocument)));
+
+  const v0 = express.Router();
+  v0.use(statusRoutes(), organizationRoutes(services), accountRoutes(services), projectRoutes(services));
+  app.use('/v0', v0);
+  app.use((req) => {
+    // Routes of the spec not served yet would otherwise vanish into a bare 404.
+    throw new DomainError('route_not_found', `no route ${req.method} ${req.path}`, { target: req.path });
+  });
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,172 @@
+import type { ErrorRequestHandler, Request } from 'express';
+import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import type { Logger } from '../logger.js';
+
+// The status of every error code the server produces. The spec lists the same codes
+// per status (components/responses); this is the only place that maps them.
+const STATUS_BY_CODE: Record<string, number> = {
+  invalid_request_body: 400,
+  invalid_query_parameter: 400,
+  invalid_route_variable: 400,
+  missing_project_id: 400,
+  invalid_json: 400,
+  authentication_required: 401,
+  invalid_api_key: 401,
+  permission_denied: 403,
+  route_not_found: 404,
+  unknown_project: 404,
+  unknown_account: 404,
+  unknown_resource: 404,
+  unknown_command: 404,
+  unknown_command_execution: 404,
+  unknown_pipeline: 404,
+  unknown_task: 404,
+  unknown_event: 404,
+  unknown_scratchpad_entry: 404,
+  method_not_allowed: 405,
+  duplicate_project_name: 409,
+  pipeline_finished: 409,
+  pipeline_not_finished: 409,
+  pipeline_not_failed: 409,
+  request_body_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+export interface ApiError {
+  status: number;
+  body: { error: string; code: string; data?: Record<string, unknown> };
+  headers: Record<string, string>;
+}
+
+/** What express-openapi-validator throws: a status and one entry per problem. */
+interface ValidatorError {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+  errors: { path: string; message: string; errorCode?: string }[];
+}
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  const candidate = error as Partial<ValidatorError>;
+  return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
+}
+
+const PROJECT_HEADER_PATH = '/headers/x-service-project-id';
+
+function fromValidator(error: ValidatorError, req: Request): DomainError {
+  switch (error.status) {
+    case 404:
+      return new DomainError('route_not_found', `no route ${req.method} ${req.path}`, { target: req.path });
+    case 405:
+      return new DomainError('method_not_allowed', `method ${req.method} is not allowed on ${req.path}`, {
+        allow: error.headers?.Allow ?? '',
+      });
+    case 413:
+      return new DomainError('request_body_too_large', 'the request body is too large');
+    case 415:
+      return new DomainError(
+        'unsupported_media_type',
+        `unsupported content type ${req.get('content-type') ?? '(none)'}`,
+      );
+    case 400:
+      return fromBadRequest(error);
+    default:
+      // Response validation failures (tests turn it on) and anything unexpected.
+      return new DomainError('internal_error', 'internal error');
+  }
+}
+
+function fromBadRequest(error: ValidatorError): DomainError {
+  const problems = error.errors;
+  const header = problems.find((p) => p.path.toLowerCase() === PROJECT_HEADER_PATH);
+  if (header?.errorCode === 'required.openapi.validation') {
+    return new DomainError('missing_project_id', 'the X-Service-Project-Id header is required on this route');
+  }
+  if (header)
+    return new DomainError('unknown_project', 'the X-Service-Project-Id header names no project of yours');
+
+  const body = problems.filter((p) => p.path === '/body' || p.path.startsWith('/body/'));
+  if (body.length > 0) {
+    return invalidRequestBody(
+      body.map((p) => ({ pointer: p.path.slice('/body'.length), reason: p.message })),
+    );
+  }
+  const query = problems.find((p) => p.path.startsWith('/query/'));
+  if (query) {
+    const parameter = query.path.slice('/query/'.length);
+    return new DomainError(
+      'invalid_query_parameter',
+      `invalid query parameter ${parameter}: ${query.message}`,
+      {
+        parameter,
+        reason: query.message,
+      },
+    );
+  }
+  const param = problems.find((p) => p.path.startsWith('/params/'));
+  if (param) {
+    const variable = param.path.slice('/params/'.length);
+    return new DomainError('invalid_route_variable', `invalid route variable ${variable}: ${param.message}`, {
+      variable,
+      reason: param.message,
+    });
+  }
+  // A missing body where one is required arrives without a located path.
+  return invalidRequestBody(problems.map((p) => ({ pointer: '', reason: p.message })));
+}
+
+/** Errors of body-parser, which parses the request before the validator sees it. */
+function fromBodyParser(error: { type?: string; message?: string }): DomainError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new DomainError('invalid_json', `the request body is not valid JSON: ${error.message}`);
+    case 'entity.too.large':
+      return new DomainError('request_body_too_large', 'the request body is too large');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new DomainError('unsupported_media_type', error.message ?? 'unsupported encoding');
+    default:
+      return undefined;
+  }
+}
+
+function toDomainError(error: unknown, req: Request): DomainError {
+  if (error instanceof DomainError) return error;
+  const parsed = fromBodyParser(error as { type?: string });
+  if (parsed) return parsed;
+  if (isValidatorError(error)) return fromValidator(error, req);
+  return new DomainError('internal_error', 'internal error');
+}
+
+export function toApiError(error: unknown, req: Request): ApiError {
+  const { code, message, data } = toDomainError(error, req);
+  const status = STATUS_BY_CODE[code];
+  if (status === undefined) throw new Error(`error code ${code} has no status`);
+  const headers: Record<string, string> = {};
+  if (status === 401) {
+    headers['WWW-Authenticate'] =
+      code === 'invalid_api_key'
+        ? 'Bearer realm="pipewright", error="invalid_token"'
+        : 'Bearer realm="pipewright"';
+  }
+  if (code === 'method_not_allowed') headers.Allow = String(data?.allow ?? '');
+  if (code === 'rate_limited') headers['Retry-After'] = String(data?.retry_after_seconds ?? 1);
+  return { status, headers, body: { error: message, code, ...(data ? { data } : {}) } };
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const mapped = toApiError(error, req);
+    if (mapped.status >= 500) {
+      logger.error('request failed', {
+        request_id: res.locals.requestId,
+        error: String(error?.stack ?? error),
+      });
+    }
+    res.status(mapped.status).set(mapped.headers).json(mapped.body);
+  };
+}

@@ -1,0 +1,56 @@
+import type { RequestHandler } from 'express';
+import type { Services } from '../services/index.js';
+import { principalOf } from './context.js';
+
+const HEADER = 'x-service-project-id';
+
+type Parameter = { $ref: string } | { in: string; name: string };
+
+interface Operation {
+  operationId?: string;
+  parameters?: Parameter[];
+}
+
+/**
+ * The operationIds whose parameters, at operation or path level, include the project
+ * header: the spec says which routes are project routes.
+ */
+export function projectOperations(document: Record<string, unknown>): Set<string> {
+  const components = (document.components ?? {}) as {
+    parameters?: Record<string, { in: string; name: string }>;
+  };
+  const resolve = (p: Parameter) =>
+    '$ref' in p ? components.parameters?.[p.$ref.replace('#/components/parameters/', '')] : p;
+  const declares = (parameters: Parameter[] = []) =>
+    parameters.some((p) => {
+      const parameter = resolve(p);
+      return parameter?.in === 'header' && parameter.name.toLowerCase() === HEADER;
+    });
+  const found = new Set<string>();
+  const items = Object.values((document.paths ?? {}) as Record<string, Record<string, unknown>>);
+  for (const { parameters, ...methods } of items) {
+    const pathLevel = declares(parameters as Parameter[] | undefined);
+    for (const operation of Object.values(methods) as Operation[]) {
+      if (operation.operationId && (pathLevel || declares(operation.parameters)))
+        found.add(operation.operationId);
+    }
+  }
+  return found;
+}
+
+/**
+ * Resolves X-Service-Project-Id on the routes that declare it. The validator has already
+ * answered 400 missing_project_id where the header is required and absent; a project that
+ * is not the caller's organization's is 404 unknown_project, whatever exists elsewhere.
+ */
+export function projectScope(projects: Services['projects'], operations: Set<string>): RequestHandler {
+  return (req, res, next) => {
+    const operationId = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
+      ?.operationId;
+    const id = req.get(HEADER);
+    if (operationId && operations.has(operationId) && id !== undefined) {
+      res.locals.project = projects.get(principalOf(res), id);
+    }
+    next();
+  };
+}

@@ -1,0 +1,32 @@
+import { parseKey, secretMatches } from '../domain/api-keys.js';
+import { DomainError } from '../domain/errors.js';
+import type { Principal } from '../domain/principal.js';
+import { formatTime } from '../domain/time.js';
+import type { Store } from '../store/index.js';
+
+// last_login_time is written at most once a minute per account, so that a busy key
+// does not turn every read into a write.
+const LOGIN_RECORD_INTERVAL_MS = 60_000;
+
+export function createAuthService(store: Store, clock: () => Date) {
+  return {
+    /** Resolves an API key to its principal, or throws `invalid_api_key`. */
+    authenticate(key: string): Principal {
+      const parts = parseKey(key);
+      const owner = parts && store.apiKeys.findOwner(parts.id);
+      // Key ids are not secret; only the secret's comparison must be constant-time.
+      if (!parts || !owner || !secretMatches(parts.secret, owner.key.secret_hash)) {
+        throw new DomainError('invalid_api_key', 'the API key is not valid');
+      }
+      if (owner.key.revoked || owner.account_disabled || owner.org_disabled) {
+        throw new DomainError('invalid_api_key', 'the API key is not valid');
+      }
+      const now = clock();
+      const staleBefore = formatTime(new Date(now.getTime() - LOGIN_RECORD_INTERVAL_MS));
+      if (owner.last_login_time === null || owner.last_login_time < staleBefore) {
+        store.accounts.touchLogin(owner.account_id, formatTime(now), staleBefore);
+      }
+      return { orgId: owner.org_id, accountId: owner.account_id, role: owner.role };
+    },
+  };
+}

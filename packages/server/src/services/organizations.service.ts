@@ -1,0 +1,14 @@
+import type { Schemas } from '@pipewright/types';
+import type { Principal } from '../domain/principal.js';
+import type { Store } from '../store/index.js';
+
+export function createOrganizationService(store: Store) {
+  return {
+    getCurrent(principal: Principal): Schemas['Organization'] {
+      const org = store.organizations.get(principal.orgId);
+      // The key was just resolved through this organization: it exists.
+      if (!org) throw new Error(`organization ${principal.orgId} vanished`);
+      return org;
+    },
+  };
+}

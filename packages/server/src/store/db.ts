@@ -1,0 +1,38 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+/**
+ * Opens (creating if needed) the SQLite database and brings its schema up to date.
+ * WAL lets readers run beside the writer; synchronous=FULL makes every committed
+ * transaction durable before the response that reports it leaves.
+ */
+export function openDatabase(file: string): Db {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 10000');
+  migrate(db);
+  return db;
+}
+
+/** Applies the numbered `NNN_name.sql` files above `PRAGMA user_version`, each atomically. */
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
+    .sort();
+  for (const name of files) {
+    const version = Number(name.slice(0, 3));
+    if (version <= current) continue;
+    const sql = readFileSync(new URL(name, MIGRATIONS_DIR), 'utf8');
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${version}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,30 @@
+import { createAccountStore } from './accounts.store.js';
+import { createApiKeyStore } from './api-keys.store.js';
+import { type Db, openDatabase } from './db.js';
+import { createOrganizationStore } from './organizations.store.js';
+import { createProjectStore } from './projects.store.js';
+
+export type { Db } from './db.js';
+
+/** Every table's store over one database, and the way to group writes atomically. */
+export function createStore(db: Db) {
+  return {
+    organizations: createOrganizationStore(db),
+    accounts: createAccountStore(db),
+    apiKeys: createApiKeyStore(db),
+    projects: createProjectStore(db),
+    /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
+    transaction<T>(fn: () => T): T {
+      return db.transaction(fn).immediate();
+    },
+    close(): void {
+      db.close();
+    },
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;
+
+export function openStore(file: string): Store {
+  return createStore(openDatabase(file));
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ApiClient, createClient } from '@pipewright/client';
+import { generate } from 'selfsigned';
+import { type AppOptions, createApp } from '../../src/app.js';
+import { createServices, type Services } from '../../src/services/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+
+export interface TestServer {
+  baseUrl: string;
+  /** The PEM certificate the server presents. */
+  ca: string;
+  /** The admin key of the default organization made on first start. */
+  adminKey: string;
+  services: Services;
+  store: Store;
+  /** A client over HTTPS trusting the test certificate. */
+  client(apiKey?: string, projectId?: string): ApiClient;
+  /** A fresh organization with a unique name; returns its admin key. */
+  newOrganization(): string;
+  /** A fresh account in the organization of `organization` with `role`; returns its key. */
+  newAccount(organization: string, role: 'admin' | 'user'): string;
+  close(): Promise<void>;
+}
+
+let certificate: Promise<{ cert: string; key: string }> | undefined;
+
+/** One self-signed certificate for 127.0.0.1, shared by every server of a test file. */
+function testCertificate() {
+  certificate ??= generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  }).then((pair) => ({ cert: pair.cert, key: pair.private }));
+  return certificate;
+}
+
+let counter = 0;
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
+}
+
+/**
+ * The real server on 127.0.0.1, an ephemeral port and a temp SQLite file, with every
+ * response validated against the spec (a mismatch answers 500 and fails the test).
+ */
+export async function startTestServer(
+  options: Partial<Omit<AppOptions, 'services'>> = {},
+): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
+  const store = openStore(join(dir, 'pipewright.db'));
+  const services = createServices(store);
+  const adminKey = services.provisioning.bootstrap();
+  if (!adminKey) throw new Error('a fresh database must bootstrap');
+  const app = createApp({ services, validateResponses: true, rateLimit: false, ...options });
+  const { cert, key } = await testCertificate();
+  const server = createServer({ cert, key }, app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const baseUrl = `https://127.0.0.1:${port}`;
+  return {
+    baseUrl,
+    ca: cert,
+    adminKey,
+    services,
+    store,
+    client: (apiKey = adminKey, projectId) =>
+      createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
+    newOrganization: () =>
+      services.provisioning.createOrganization(uniqueName('org'), `${uniqueName('admin')}@example.test`)
+        .apiKey,
+    newAccount: (organization, role) =>
+      services.provisioning.createAccount(organization, `${uniqueName(role)}@example.test`, role),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
