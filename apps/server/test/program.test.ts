@@ -1,0 +1,200 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from '@pipewright/client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, lastLine, runProgram, startProgram } from './program.js';
+
+const dirs: string[] = [];
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pipewright-program-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const baseOf = (url: string) => url.replace(/\/v0$/, '');
+
+describe('pipewright-server', () => {
+  it('creates the first key, a self-signed certificate, and serves HTTPS with them', async () => {
+    const dir = dataDir();
+    const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+    try {
+      expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/v0$/);
+      const key = lastLine(server.stdout());
+      expect(key).toMatch(/^pwk_/);
+      const keyFile = join(dir, 'admin-api-key');
+      expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+      const client = createClient({ baseUrl: baseOf(server.url), apiKey: key, ca });
+      expect((await client.GET('/status')).data).toEqual({});
+      expect((await client.GET('/org')).data?.name).toBe('default');
+      expect((await client.GET('/account')).data).toMatchObject({
+        email_address: 'admin@localhost',
+        role: 'admin',
+      });
+      // One log line per request, with what an operator needs.
+      const logged = await eventually(() =>
+        server
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('"message":"request"') && line.includes('/account'))
+          .map((line) => JSON.parse(line))
+          .at(-1),
+      );
+      expect(logged).toMatchObject({
+        method: 'GET',
+        route: expect.stringContaining('/account'),
+        status: 200,
+        duration_ms: expect.any(Number),
+        request_id: expect.any(String),
+      });
+      expect(server.stderr()).not.toContain(key);
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  it('never creates or prints a key again, and reuses its certificate', async () => {
+    const dir = dataDir();
+    const first = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+    const key = lastLine(first.stdout());
+    const cert = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+    await first.stop();
+    const second = await startProgram(['--listen', '127.0.0.1:0'], { PIPEWRIGHT_DATA_DIR: dir });
+    try {
+      expect(second.stdout()).toBe('');
+      expect(readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8')).toBe(cert);
+      const client = createClient({ baseUrl: baseOf(second.url), apiKey: key, ca: cert });
+      expect((await client.GET('/status')).data).toEqual({});
+    } finally {
+      await second.stop('SIGINT');
+    }
+  });
+
+  it('runs the admin commands while the server runs, each printing a working key last', async () => {
+    const dir = dataDir();
+    const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+    try {
+      const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+      const as = (apiKey: string) => createClient({ baseUrl: baseOf(server.url), apiKey, ca });
+
+      const org = await runProgram([
+        'create-organization',
+        'acme',
+        '--admin-email',
+        'boss@acme.test',
+        '--data-dir',
+        dir,
+      ]);
+      expect(org.code).toBe(0);
+      expect((await as(lastLine(org.stdout)).GET('/org')).data?.name).toBe('acme');
+
+      const account = await runProgram([
+        'create-account',
+        '--organization',
+        'acme',
+        '--email',
+        'dev@acme.test',
+        '--role',
+        'user',
+        '--data-dir',
+        dir,
+      ]);
+      expect(account.code).toBe(0);
+      const me = await as(lastLine(account.stdout)).GET('/account');
+      expect(me.data).toMatchObject({ email_address: 'dev@acme.test', role: 'user' });
+
+      const key = await runProgram(['create-api-key', '--email', 'dev@acme.test', '--data-dir', dir]);
+      expect(key.code).toBe(0);
+      expect(lastLine(key.stdout)).not.toBe(lastLine(account.stdout));
+      expect((await as(lastLine(key.stdout)).GET('/account')).data?.id).toBe(me.data?.id);
+
+      const again = await runProgram([
+        'create-organization',
+        'acme',
+        '--admin-email',
+        'x@acme.test',
+        '--data-dir',
+        dir,
+      ]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain('already exists');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('serves plain HTTP only when asked to', async () => {
+    const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()], {
+      PIPEWRIGHT_INSECURE_HTTP: '1',
+    });
+    try {
+      expect(server.url).toMatch(/^http:\/\//);
+      const client = createClient({ baseUrl: baseOf(server.url), apiKey: lastLine(server.stdout()) });
+      expect((await client.GET('/status')).data).toEqual({});
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('uses a given certificate and key', async () => {
+    const source = dataDir();
+    const first = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', source]);
+    await first.stop();
+    const dir = dataDir();
+    const server = await startProgram([
+      '--listen',
+      '127.0.0.1:0',
+      '--data-dir',
+      dir,
+      '--tls-cert',
+      join(source, 'tls', 'cert.pem'),
+      '--tls-key',
+      join(source, 'tls', 'key.pem'),
+    ]);
+    try {
+      const client = createClient({
+        baseUrl: baseOf(server.url),
+        apiKey: lastLine(server.stdout()),
+        ca: readFileSync(join(source, 'tls', 'cert.pem')),
+      });
+      expect((await client.GET('/status')).data).toEqual({});
+      expect(() => statSync(join(dir, 'tls'))).toThrow();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('documents every flag in --help', async () => {
+    const help = await runProgram(['--help']);
+    expect(help.code).toBe(0);
+    for (const flag of [
+      '--listen',
+      '--data-dir',
+      '--tls-cert',
+      '--tls-key',
+      '--insecure-http',
+      '--log-level',
+    ]) {
+      expect(help.stdout).toContain(flag);
+    }
+    for (const variable of ['PIPEWRIGHT_LISTEN', 'PIPEWRIGHT_DATA_DIR', 'PIPEWRIGHT_INSECURE_HTTP']) {
+      expect(help.stdout).toContain(variable);
+    }
+  });
+
+  it.each([
+    [['--no-such-flag']],
+    [['--listen', 'nowhere']],
+    [['create-account', '--email', 'a@b.test', '--role', 'boss']],
+    [['frobnicate']],
+  ])('exits 2 with the usage on %j', async (args) => {
+    const result = await runProgram([...args, '--data-dir', dataDir()]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Usage:');
+  });
+});
