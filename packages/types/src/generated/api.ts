@@ -2370,6 +2370,7 @@ export interface components {
          *         "test"
          *       ],
          *       "instance_id": 1,
+         *       "creation_time": "2026-11-22T10:00:00.000Z",
          *       "retry": 1,
          *       "status": "successful",
          *       "start_time": "2026-11-22T10:05:32.118Z",
@@ -2403,6 +2404,8 @@ export interface components {
             retry: number;
             /** @description Current status of the task instance. */
             status: components["schemas"]["TaskStatus"];
+            /** @description When the task instance was created with its pipeline. */
+            creation_time: components["schemas"]["DateTime"];
             /** @description When the current attempt started; absent while the task waits. */
             start_time?: components["schemas"]["DateTime"];
             /** @description When the task ended; absent while it is not finished. */
@@ -2482,6 +2485,7 @@ export interface components {
          *             "test"
          *           ],
          *           "instance_id": 1,
+         *           "creation_time": "2026-11-22T10:00:00.000Z",
          *           "retry": 1,
          *           "status": "successful",
          *           "start_time": "2026-11-22T10:05:32.118Z",
@@ -2820,10 +2824,10 @@ export interface components {
          */
         NamePath: components["schemas"]["Name"];
         /**
-         * @description Validate the request completely and report problems as usual, but change nothing. A bare `?dry-run` (no value) means `true`, as does `?dry-run=true`; `?dry-run=false` or no parameter applies the change. Any other value is rejected with `400 invalid_query_parameter`.
+         * @description Validate the request completely and report problems as usual, but change nothing. A bare `?dry-run` (no value) means `true`, as does `?dry-run=true`; `?dry-run=false` or no parameter applies the change. Any other value is rejected with `400 invalid_query_parameter`. The schema lists the empty string because that is the value of a bare `?dry-run`.
          * @example true
          */
-        DryRun: boolean;
+        DryRun: "" | "true" | "false";
         /**
          * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
          * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
@@ -3473,7 +3477,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Validate the request completely and report problems as usual, but change nothing. A bare `?dry-run` (no value) means `true`, as does `?dry-run=true`; `?dry-run=false` or no parameter applies the change. Any other value is rejected with `400 invalid_query_parameter`.
+                 * @description Validate the request completely and report problems as usual, but change nothing. A bare `?dry-run` (no value) means `true`, as does `?dry-run=true`; `?dry-run=false` or no parameter applies the change. Any other value is rejected with `400 invalid_query_parameter`. The schema lists the empty string because that is the value of a bare `?dry-run`.
                  * @example true
                  */
                 "dry-run"?: components["parameters"]["DryRun"];
@@ -4634,6 +4638,7 @@ export interface operations {
                      *           "task_identities": [],
                      *           "dependencies": [],
                      *           "instance_id": 1,
+                     *           "creation_time": "2026-11-22T10:00:00.000Z",
                      *           "retry": 0,
                      *           "status": "successful",
                      *           "start_time": "2026-11-25T09:30:00.118Z",
@@ -4691,6 +4696,7 @@ export interface operations {
                      *             "build"
                      *           ],
                      *           "instance_id": 1,
+                     *           "creation_time": "2026-11-22T10:00:00.000Z",
                      *           "retry": 0,
                      *           "status": "failed",
                      *           "start_time": "2026-11-25T09:30:59.002Z",
@@ -4789,6 +4795,7 @@ export interface operations {
                      *         "build"
                      *       ],
                      *       "instance_id": 1,
+                     *       "creation_time": "2026-11-22T10:00:00.000Z",
                      *       "retry": 0,
                      *       "status": "failed",
                      *       "start_time": "2026-11-25T09:30:59.002Z",
