@@ -1,0 +1,75 @@
+import { findExecutable } from './executable.js';
+import { scriptArgv, scriptPath } from './script.js';
+import type { Step } from './types.js';
+
+export type ContainerEngine = 'docker' | 'podman';
+
+/** What containerCommand needs of a run. */
+export interface ContainerRequest {
+  image: string;
+  workDir: string;
+  environment: Record<string, string>;
+}
+
+/** Where the working directory appears inside the container. */
+const CONTAINER_WORK_DIR = '/pipewright/work';
+
+export const NO_ENGINE_MESSAGE = 'the container runtime needs docker or podman, and neither is installed';
+
+/**
+ * PATH is where the engine is found on the host; inside the container the image's own PATH is the
+ * one that works, so it is not passed in.
+ */
+const HOST_ONLY_VARIABLES = new Set(['PATH']);
+
+/** The first of docker and podman found on `searchPath`, with its path. */
+export async function findEngine(
+  searchPath: string,
+  cwd: string,
+): Promise<{ engine: ContainerEngine; path: string } | undefined> {
+  for (const engine of ['docker', 'podman'] as const) {
+    const lookup = await findExecutable(engine, searchPath, cwd);
+    if (lookup.found) return { engine, path: lookup.path };
+  }
+  return undefined;
+}
+
+/**
+ * The argv that runs one step in a container (argv[0] is the engine's name). Variables are passed by
+ * name only (`-e NAME`): the engine reads their values from its own environment, so that secrets never
+ * appear on a command line. `--init` gives the step a PID 1 that forwards signals and reaps zombies.
+ */
+export function containerCommand(
+  engine: ContainerEngine,
+  request: ContainerRequest,
+  step: Step,
+  index: number,
+): string[] {
+  const variables = Object.keys(request.environment)
+    .filter((name) => !HOST_ONLY_VARIABLES.has(name))
+    .flatMap((name) => ['-e', name]);
+  return [
+    engine,
+    'run',
+    '--rm',
+    '-i',
+    '--init',
+    '-v',
+    `${request.workDir}:${CONTAINER_WORK_DIR}`,
+    '-w',
+    CONTAINER_WORK_DIR,
+    ...variables,
+    request.image,
+    ...stepArgv(step, index),
+  ];
+}
+
+function stepArgv(step: Step, index: number): string[] {
+  if (step.code !== undefined) return scriptArgv(`${CONTAINER_WORK_DIR}/${scriptPath(index)}`, step.code);
+  return [step.command ?? '', ...(step.arguments ?? [])];
+}
+
+/** An image name starting with '-' would be read by the engine as an option. */
+export function invalidImageProblem(image: string): string | undefined {
+  return image === '' || image.startsWith('-') ? `invalid image name: ${JSON.stringify(image)}` : undefined;
+}

@@ -1,0 +1,158 @@
+import { resolve } from 'node:path';
+import {
+  type ContainerEngine,
+  containerCommand,
+  findEngine,
+  invalidImageProblem,
+  NO_ENGINE_MESSAGE,
+} from './container.js';
+import { DEFAULT_SEARCH_PATH, findExecutable, isExecutableFile } from './executable.js';
+import { OutputCapture } from './output.js';
+import { errorMessage, type ProcessEnd, runProcess } from './process.js';
+import { removeScript, scriptArgv, shebangInterpreter, writeScript } from './script.js';
+import type { RunOutcome, RunRequest, Step, StepResult } from './types.js';
+
+type Engine = { engine: ContainerEngine; path: string } | undefined;
+type Launch = { argv: string[] } | { problem: string };
+
+/**
+ * Runs the steps in order; the first that does not succeed ends the run, and later steps are neither
+ * started nor reported. A step whose turn comes after the abort is not reported either.
+ */
+export async function runSteps(request: RunRequest): Promise<RunOutcome> {
+  const searchPath = request.environment.PATH ?? DEFAULT_SEARCH_PATH;
+  const engine =
+    request.runtime.name === 'container' ? await findEngine(searchPath, request.workDir) : undefined;
+  for (const [index, step] of request.steps.entries()) {
+    if (request.signal.aborted) return { outcome: 'aborted' };
+    const result = await runStep(request, step, index, searchPath, engine);
+    if (result.outcome === 'aborted') return { outcome: 'aborted' };
+    if (result.outcome !== 'succeeded') {
+      return { outcome: 'failed', stepIndex: index, message: failureMessage(step, index, result) };
+    }
+  }
+  return { outcome: 'succeeded' };
+}
+
+async function runStep(
+  request: RunRequest,
+  step: Step,
+  index: number,
+  searchPath: string,
+  engine: Engine,
+): Promise<StepResult> {
+  const { sink } = request;
+  sink.stepStarted(index, new Date());
+  const output = new OutputCapture(request.outputLimitBytes, (text) => sink.stepOutput(index, text));
+  try {
+    const launch = await prepareLaunch(request, step, index, searchPath, engine).catch(
+      (error: unknown): Launch => ({ problem: errorMessage(error) }),
+    );
+    let result: StepResult;
+    if ('problem' in launch) {
+      result = { outcome: 'not_started', outputTruncated: false, message: launch.problem };
+    } else if (request.signal.aborted) {
+      // Aborted while the step was being prepared.
+      result = { outcome: 'aborted', outputTruncated: false };
+    } else {
+      const end = await runProcess({
+        argv: launch.argv,
+        environment: request.environment,
+        cwd: request.workDir,
+        signal: request.signal,
+        graceMs: request.graceMs,
+        onOutput: (chunk) => output.write(chunk),
+      });
+      output.end();
+      result = stepResult(end, output.truncated);
+    }
+    sink.stepEnded(index, result, new Date());
+    return result;
+  } finally {
+    if (step.code !== undefined) await removeScript(request.workDir, index);
+  }
+}
+
+/** The argv of the step's process, or why there is none (a file write failing included). */
+function prepareLaunch(
+  request: RunRequest,
+  step: Step,
+  index: number,
+  searchPath: string,
+  engine: Engine,
+): Promise<Launch> {
+  return request.runtime.name === 'local'
+    ? localLaunch(request, step, index, searchPath)
+    : containerLaunch(request, request.runtime.image, step, index, engine);
+}
+
+async function localLaunch(
+  request: RunRequest,
+  step: Step,
+  index: number,
+  searchPath: string,
+): Promise<Launch> {
+  if (step.code !== undefined) {
+    const script = await writeScript(request.workDir, index, step.code);
+    const interpreter = shebangInterpreter(step.code);
+    // Checked here because a missing interpreter would only show as the shell's "exec: ...: not found".
+    // Like the kernel, a relative interpreter is taken from the working directory.
+    if (interpreter !== undefined && !(await isExecutableFile(resolve(request.workDir, interpreter)))) {
+      return { problem: `the #! line names no executable interpreter: ${JSON.stringify(interpreter)}` };
+    }
+    return { argv: scriptArgv(script, step.code) };
+  }
+  const lookup = await findExecutable(step.command ?? '', searchPath, request.workDir);
+  if (!lookup.found) return { problem: lookup.problem };
+  return { argv: [lookup.path, ...(step.arguments ?? [])] };
+}
+
+async function containerLaunch(
+  request: RunRequest,
+  image: string,
+  step: Step,
+  index: number,
+  engine: Engine,
+): Promise<Launch> {
+  if (engine === undefined) return { problem: NO_ENGINE_MESSAGE };
+  const imageProblem = invalidImageProblem(image);
+  if (imageProblem !== undefined) return { problem: imageProblem };
+  if (step.code !== undefined) await writeScript(request.workDir, index, step.code);
+  const [, ...engineArguments] = containerCommand(engine.engine, { ...request, image }, step, index);
+  return { argv: [engine.path, ...engineArguments] };
+}
+
+function stepResult(end: ProcessEnd, outputTruncated: boolean): StepResult {
+  switch (end.kind) {
+    case 'not_started':
+      return { outcome: 'not_started', outputTruncated, message: end.message };
+    case 'exited':
+      if (end.aborted) return { outcome: 'aborted', exitCode: end.exitCode, outputTruncated };
+      if (end.exitCode === 0) return { outcome: 'succeeded', exitCode: 0, outputTruncated };
+      return {
+        outcome: 'failed',
+        exitCode: end.exitCode,
+        outputTruncated,
+        message: `exited with status ${end.exitCode}`,
+      };
+    case 'signaled':
+      if (end.aborted) return { outcome: 'aborted', signal: end.signal, outputTruncated };
+      return {
+        outcome: 'killed',
+        signal: end.signal,
+        outputTruncated,
+        message: `was killed by signal ${end.signal}`,
+      };
+  }
+}
+
+/** 'step 2 "Build" exited with status 3', 'step 1 could not start: command not found: foo'. */
+function failureMessage(step: Step, index: number, result: StepResult): string {
+  const why = result.outcome === 'not_started' ? `could not start: ${result.message}` : result.message;
+  return `${stepName(step, index)} ${why}`;
+}
+
+/** How messages name a step: 'step 2 "Build"', or 'step 2' without a label. */
+function stepName(step: Step, index: number): string {
+  return step.label ? `step ${index + 1} ${JSON.stringify(step.label)}` : `step ${index + 1}`;
+}

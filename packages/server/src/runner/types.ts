@@ -1,0 +1,55 @@
+/** One step of a task, as specified: exactly one of `command` and `code` (validated upstream). */
+export interface Step {
+  label?: string;
+  command?: string;
+  arguments?: string[];
+  code?: string;
+}
+
+export type Runtime = { name: 'local' } | { name: 'container'; image: string };
+
+export interface RunRequest {
+  steps: Step[];
+  runtime: Runtime;
+  /**
+   * The complete environment of every process: nothing is inherited from the server. Its PATH, or
+   * DEFAULT_SEARCH_PATH when it has none, is where commands and the container engine are looked up.
+   */
+  environment: Record<string, string>;
+  /** An existing, empty directory (absolute path): the working directory of every step. The caller creates and removes it. */
+  workDir: string;
+  /** Aborting it stops the run: SIGTERM to the step's whole process group, SIGKILL after graceMs. */
+  signal: AbortSignal;
+  graceMs: number;
+  /** Output kept per step, in bytes; past it the output is cut and marked truncated. */
+  outputLimitBytes: number;
+  sink: RunSink;
+}
+
+/**
+ * Where a run reports. Every reported step gets stepStarted, then its output, then stepEnded, a step
+ * that could not start included. A sink method that throws stops the run: runSteps rejects with it.
+ */
+export interface RunSink {
+  stepStarted(index: number, time: Date): void;
+  /** Output as written, stdout and stderr interleaved in one stream, in UTF-8 chunks, never beyond the limit. Called while the step runs. */
+  stepOutput(index: number, text: string): void;
+  stepEnded(index: number, result: StepResult, time: Date): void;
+}
+
+export interface StepResult {
+  outcome: 'succeeded' | 'failed' | 'killed' | 'aborted' | 'not_started';
+  /** When the process exited by itself. */
+  exitCode?: number;
+  /** When it was killed by a signal. */
+  signal?: string;
+  outputTruncated: boolean;
+  /** Why it failed: "exited with status 3", "was killed by signal SIGSEGV"; not_started: "command not found: foo". */
+  message?: string;
+}
+
+export type RunOutcome =
+  | { outcome: 'succeeded' }
+  /** `message` names the step and why it failed: 'step 2 "Build" exited with status 3'. */
+  | { outcome: 'failed'; stepIndex: number; message: string }
+  | { outcome: 'aborted' };
