@@ -9,10 +9,12 @@ import { requestLog } from './http/request-log.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
 import { organizationRoutes } from './http/routes/organization.routes.js';
 import { projectRoutes } from './http/routes/projects.routes.js';
+import { resourceRoutes } from './http/routes/resources.routes.js';
 import { statusRoutes } from './http/routes/status.routes.js';
 import { openapiValidator } from './http/validator.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { Services } from './services/index.js';
+import { SPECS_SCHEMA_POINTER } from './services/resource-spec-schemas.js';
 
 export interface AppOptions {
   services: Services;
@@ -39,11 +41,17 @@ export function createApp(options: AppOptions): Express {
   app.use(authenticate(services.auth));
   if (limit) app.use(rateLimit(limit));
   app.use(express.json({ limit: options.bodyLimitBytes ?? 1024 * 1024 }));
-  app.use(openapiValidator(openapiDocument, options.validateResponses ?? false));
+  app.use(openapiValidator(openapiDocument, options.validateResponses ?? false, [SPECS_SCHEMA_POINTER]));
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
 
   const v0 = express.Router();
-  v0.use(statusRoutes(), organizationRoutes(services), accountRoutes(services), projectRoutes(services));
+  v0.use(
+    statusRoutes(),
+    organizationRoutes(services),
+    accountRoutes(services),
+    projectRoutes(services),
+    resourceRoutes(services),
+  );
   app.use('/v0', v0);
   app.use((req) => {
     // Routes of the spec not served yet would otherwise vanish into a bare 404.

@@ -3,6 +3,7 @@ import { createApiKeyStore } from './api-keys.store.js';
 import { type Db, openDatabase } from './db.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createProjectStore } from './projects.store.js';
+import { createResourceStore } from './resources.store.js';
 
 export type { Db } from './db.js';
 
@@ -13,6 +14,7 @@ export function createStore(db: Db) {
     accounts: createAccountStore(db),
     apiKeys: createApiKeyStore(db),
     projects: createProjectStore(db),
+    resources: createResourceStore(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
     transaction<T>(fn: () => T): T {
       return db.transaction(fn).immediate();

@@ -1,0 +1,35 @@
+import type { operations, Schemas } from '@pipewright/types';
+import { type Request, Router } from 'express';
+import type { Services } from '../../services/index.js';
+import { principalOf, projectOf } from '../context.js';
+import { pageRequest } from '../pagination.js';
+
+type ResourceType = Schemas['ResourceSpec']['type'];
+type InstallQuery = NonNullable<operations['installResources']['parameters']['query']>;
+
+/** A bare `?dry-run` (the empty string) and `?dry-run=true` ask for one. */
+function isDryRun(req: Request): boolean {
+  const value = (req.query as InstallQuery)['dry-run'];
+  return value === '' || value === 'true';
+}
+
+export function resourceRoutes({ resources }: Services): Router {
+  return Router()
+    .put('/projects/id/:id/resources', function installResources(req, res) {
+      // Only the envelope has been validated: the service judges the specs, all together.
+      const { specs } = req.body as { specs: unknown[] };
+      resources.install(principalOf(res), req.params.id as string, specs, { dryRun: isDryRun(req) });
+      res.status(204).end();
+    })
+    .get('/resources', function listResources(req, res) {
+      const { type } = req.query as { type?: ResourceType };
+      res.json(resources.list(projectOf(res), type, pageRequest(req)));
+    })
+    .get('/resources/id/:id', function getResource(req, res) {
+      res.json(resources.get(projectOf(res), req.params.id as string));
+    })
+    .get('/resources/type/:type/name/:name', function getResourceByTypeAndName(req, res) {
+      const { type, name } = req.params as { type: ResourceType; name: string };
+      res.json(resources.getByTypeAndName(projectOf(res), type, name));
+    });
+}
