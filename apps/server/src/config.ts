@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '@pipewright/server';
@@ -10,6 +11,10 @@ export interface ServeConfig {
   tlsKey?: string;
   insecureHttp: boolean;
   logLevel: LogLevel;
+  maxRunningTasks: number;
+  abortGraceMs: number;
+  stopDeadlineMs: number;
+  stepOutputLimitBytes: number;
 }
 
 export const USAGE = `Usage:
@@ -30,6 +35,14 @@ Options (each also read from the environment variable named beside it):
   --insecure-http       serve plain HTTP, for a server behind a TLS-terminating proxy
                         (PIPEWRIGHT_INSECURE_HTTP=1); never the default
   --log-level LEVEL     debug, info, warn or error (PIPEWRIGHT_LOG_LEVEL, default info)
+  --max-running-tasks N tasks running at once (PIPEWRIGHT_MAX_RUNNING_TASKS, default 2 x CPUs)
+  --abort-grace SECONDS after SIGTERM, how long an aborted step has before SIGKILL
+                        (PIPEWRIGHT_ABORT_GRACE, default 5)
+  --stop-deadline SECONDS
+                        on SIGTERM, how long running steps may finish before they are
+                        stopped (PIPEWRIGHT_STOP_DEADLINE, default 30)
+  --step-output-limit BYTES
+                        output kept per step (PIPEWRIGHT_STEP_OUTPUT_LIMIT, default 1048576)
   -h, --help            show this help
 `;
 
@@ -71,6 +84,10 @@ function parse(argv: string[]) {
       'tls-key': { type: 'string' },
       'insecure-http': { type: 'boolean' },
       'log-level': { type: 'string' },
+      'max-running-tasks': { type: 'string' },
+      'abort-grace': { type: 'string' },
+      'stop-deadline': { type: 'string' },
+      'step-output-limit': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -84,6 +101,20 @@ type Env = Record<string, string | undefined>;
 
 export function dataDirOf(values: ParsedCommand['values'], env: Env): string {
   return resolve((values['data-dir'] as string | undefined) ?? env.PIPEWRIGHT_DATA_DIR ?? './data');
+}
+
+/** A whole number from a flag or its variable, with a default. */
+function count(
+  values: ParsedCommand['values'],
+  env: Env,
+  flag: string,
+  variable: string,
+  fallback: number,
+): number {
+  const raw = (values[flag] as string | undefined) ?? env[variable];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--${flag} wants a whole number, not ${raw}`);
+  return Number(raw);
 }
 
 export function serveConfig(values: ParsedCommand['values'], env: Env): ServeConfig {
@@ -103,5 +134,18 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     ...(tlsCert && tlsKey ? { tlsCert: resolve(tlsCert), tlsKey: resolve(tlsKey) } : {}),
     insecureHttp: values['insecure-http'] === true || env.PIPEWRIGHT_INSECURE_HTTP === '1',
     logLevel: logLevel as LogLevel,
+    maxRunningTasks: Math.max(
+      1,
+      count(values, env, 'max-running-tasks', 'PIPEWRIGHT_MAX_RUNNING_TASKS', 2 * availableParallelism()),
+    ),
+    abortGraceMs: 1000 * count(values, env, 'abort-grace', 'PIPEWRIGHT_ABORT_GRACE', 5),
+    stopDeadlineMs: 1000 * count(values, env, 'stop-deadline', 'PIPEWRIGHT_STOP_DEADLINE', 30),
+    stepOutputLimitBytes: count(
+      values,
+      env,
+      'step-output-limit',
+      'PIPEWRIGHT_STEP_OUTPUT_LIMIT',
+      1024 * 1024,
+    ),
   };
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createServices, DomainError, openStore } from '@pipewright/server';
+import { createProvisioningService, DomainError, openStore } from '@pipewright/server';
 import { dataDirOf, type ParsedCommand, parseCommand, serveConfig, USAGE, UsageError } from './config.js';
 import { DATABASE_FILE, serve } from './serve.js';
 
@@ -14,7 +14,7 @@ function administer(parsed: ParsedCommand): void {
   const { command, positionals, values } = parsed;
   const store = openStore(join(dataDirOf(values, process.env), DATABASE_FILE));
   try {
-    const { provisioning } = createServices(store);
+    const provisioning = createProvisioningService(store, () => new Date());
     let apiKey: string;
     if (command === 'create-organization') {
       const [name] = positionals;

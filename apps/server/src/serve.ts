@@ -2,12 +2,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import { createApp, createJsonLogger, createServices, type Logger, openStore } from '@pipewright/server';
+import {
+  createApp,
+  createJsonLogger,
+  createScheduler,
+  createServices,
+  type Logger,
+  openStore,
+  runSteps,
+  type Scheduler,
+} from '@pipewright/server';
 import type { ServeConfig } from './config.js';
 import { ensureCertificate, readTls } from './tls.js';
-
-/** How long in-flight requests may take to finish once a stop signal arrives. */
-const STOP_DEADLINE_MS = 10_000;
 
 export const DATABASE_FILE = 'pipewright.db';
 
@@ -15,12 +21,25 @@ export async function serve(config: ServeConfig): Promise<void> {
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(line));
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = openStore(join(config.dataDir, DATABASE_FILE));
-  const services = createServices(store);
+  const scheduler = createScheduler(
+    store,
+    runSteps,
+    {
+      maxRunningTasks: config.maxRunningTasks,
+      graceMs: config.abortGraceMs,
+      outputLimitBytes: config.stepOutputLimitBytes,
+      workRoot: join(config.dataDir, 'work'),
+    },
+    logger,
+  );
+  const services = createServices(store, scheduler);
   announceFirstKey(config.dataDir, services.provisioning.bootstrap());
 
-  const app = createApp({ services, logger });
+  let stopping = false;
+  const app = createApp({ services, logger, isStopping: () => stopping });
   let server: Server;
   let scheme: 'http' | 'https';
+  let caFile: string | undefined;
   if (config.insecureHttp) {
     server = createHttpServer(app);
     scheme = 'http';
@@ -30,6 +49,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     const tls = await ensureCertificate(config.dataDir, given);
     server = createHttpsServer({ ...readTls(tls), minVersion: 'TLSv1.2' }, app);
     scheme = 'https';
+    if (tls.selfSigned) caFile = tls.cert;
     if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
   }
 
@@ -41,7 +61,26 @@ export async function serve(config: ServeConfig): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   logger.info('listening', { url: `${scheme}://${host}:${port}/v0`, data_dir: config.dataDir });
-  stopOnSignals(server, logger, () => store.close());
+  // Tasks run on this host: they reach the server on loopback when it listens everywhere.
+  const taskHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
+  scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile });
+
+  onStopSignal(logger, async () => {
+    stopping = true;
+    server.close();
+    server.closeIdleConnections();
+    await stopWork(scheduler, config.stopDeadlineMs, logger);
+    server.closeAllConnections();
+    store.close();
+  });
+}
+
+/** Lets running steps finish until the deadline, then aborts them (their tasks are retried or fail). */
+async function stopWork(scheduler: Scheduler, deadlineMs: number, logger: Logger): Promise<void> {
+  if (scheduler.runningCount > 0) {
+    logger.info('waiting for running tasks', { running: scheduler.runningCount, deadline_ms: deadlineMs });
+  }
+  await scheduler.stop(deadlineMs);
 }
 
 /** The first start's key is shown once, and kept in a file only its owner can read. */
@@ -55,21 +94,23 @@ function announceFirstKey(dataDir: string, apiKey: string | undefined): void {
   );
 }
 
-function stopOnSignals(server: Server, logger: Logger, release: () => void): void {
+function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
+  const handle = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info('stopping', { signal });
-    const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
-    deadline.unref();
-    server.close(() => {
-      release();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+    stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error('failed to stop cleanly', { error: String(error) });
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  process.on('SIGTERM', handle);
+  process.on('SIGINT', handle);
 }

@@ -76,10 +76,13 @@ export function lastLine(text: string): string {
 }
 
 /** Polls `check` until it returns a value, for at most `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 5_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -5,12 +5,18 @@ import { authenticate } from './http/authenticate.js';
 import { errorHandler } from './http/errors.js';
 import { projectOperations, projectScope } from './http/project-scope.js';
 import { type RateLimit, rateLimit } from './http/rate-limit.js';
+import { rawTextBody } from './http/raw-text.js';
 import { requestLog } from './http/request-log.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
+import { commandRoutes } from './http/routes/commands.routes.js';
+import { eventRoutes } from './http/routes/events.routes.js';
 import { organizationRoutes } from './http/routes/organization.routes.js';
+import { pipelineRoutes } from './http/routes/pipelines.routes.js';
 import { projectRoutes } from './http/routes/projects.routes.js';
 import { resourceRoutes } from './http/routes/resources.routes.js';
+import { scratchpadRoutes } from './http/routes/scratchpad.routes.js';
 import { statusRoutes } from './http/routes/status.routes.js';
+import { taskRoutes } from './http/routes/tasks.routes.js';
 import { openapiValidator } from './http/validator.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { Services } from './services/index.js';
@@ -21,11 +27,16 @@ export interface AppOptions {
   logger?: Logger;
   /** Largest accepted request body, in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
-  /** Per-account request rate; false turns it off (default 100/s, bursts of 200). */
+  /** Per-key request rate; false turns it off (default 100/s, bursts of 200). */
   rateLimit?: RateLimit | false;
   /** Validate every response against the spec too (tests do; a failure answers 500). */
   validateResponses?: boolean;
+  /** True once the server is stopping: requests then get 503 service_unavailable. */
+  isStopping?: () => boolean;
 }
+
+/** Largest scratchpad value, in bytes (the spec says so too). */
+const SCRATCHPAD_VALUE_LIMIT_BYTES = 65_536;
 
 export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 100, burst: 200 };
 
@@ -38,8 +49,14 @@ export function createApp(options: AppOptions): Express {
   app.set('etag', false);
 
   app.use(requestLog(logger));
+  app.use((_req, res, next) => {
+    if (!options.isStopping?.()) return next();
+    res.set('Connection', 'close');
+    throw new DomainError('service_unavailable', 'the server is stopping; retry on another or later');
+  });
   app.use(authenticate(services.auth));
   if (limit) app.use(rateLimit(limit));
+  app.put('/v0/pipelines/id/:id/scratchpad/key/:key', rawTextBody(SCRATCHPAD_VALUE_LIMIT_BYTES));
   app.use(express.json({ limit: options.bodyLimitBytes ?? 1024 * 1024 }));
   app.use(openapiValidator(openapiDocument, options.validateResponses ?? false, [SPECS_SCHEMA_POINTER]));
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
@@ -51,6 +68,11 @@ export function createApp(options: AppOptions): Express {
     accountRoutes(services),
     projectRoutes(services),
     resourceRoutes(services),
+    commandRoutes(services),
+    eventRoutes(services),
+    pipelineRoutes(services),
+    scratchpadRoutes(services),
+    taskRoutes(services),
   );
   app.use('/v0', v0);
   app.use((req) => {

@@ -2,6 +2,17 @@ export { type AppOptions, createApp, DEFAULT_RATE_LIMIT } from './app.js';
 export { DomainError } from './domain/errors.js';
 export type { RateLimit } from './http/rate-limit.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
-export { createServices, type Services } from './services/index.js';
-export { DEFAULT_ADMIN_EMAIL, DEFAULT_ORGANIZATION } from './services/provisioning.service.js';
+export { runSteps } from './runner/index.js';
+export {
+  createScheduler,
+  type Scheduler,
+  type SchedulerOptions,
+  type ServerAccess,
+} from './scheduler/scheduler.js';
+export { createServices, type Services, type WorkNotifier } from './services/index.js';
+export {
+  createProvisioningService,
+  DEFAULT_ADMIN_EMAIL,
+  DEFAULT_ORGANIZATION,
+} from './services/provisioning.service.js';
 export { openStore, type Store } from './store/index.js';

@@ -1,11 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ID_PATTERN } from './ids.js';
 
-// An API key reads `pwk_<key id>_<secret>`. The id locates the stored row; the secret
-// (32 random bytes) is kept only as a SHA-256 hash.
-const PREFIX = 'pwk_';
+// An API key reads `pwk_<key id>_<secret>` (an account's key) or `pwt_<key id>_<secret>`
+// (the key of a running task). The id locates the stored row; the secret (32 random
+// bytes) is kept only as a SHA-256 hash.
+const PREFIXES = { account: 'pwk_', task: 'pwt_' } as const;
+
+export type KeyKind = keyof typeof PREFIXES;
 
 export interface KeyParts {
+  kind: KeyKind;
   id: string;
   secret: string;
 }
@@ -15,16 +19,18 @@ export function makeSecret(): string {
 }
 
 export function formatKey(parts: KeyParts): string {
-  return `${PREFIX}${parts.id}_${parts.secret}`;
+  return `${PREFIXES[parts.kind]}${parts.id}_${parts.secret}`;
 }
 
 export function parseKey(key: string): KeyParts | undefined {
-  if (!key.startsWith(PREFIX)) return undefined;
-  const id = key.slice(PREFIX.length, PREFIX.length + 27);
-  const separator = key.charAt(PREFIX.length + 27);
-  const secret = key.slice(PREFIX.length + 28);
+  const kind = (Object.keys(PREFIXES) as KeyKind[]).find((k) => key.startsWith(PREFIXES[k]));
+  if (!kind) return undefined;
+  const start = PREFIXES[kind].length;
+  const id = key.slice(start, start + 27);
+  const separator = key.charAt(start + 27);
+  const secret = key.slice(start + 28);
   if (!ID_PATTERN.test(id) || separator !== '_' || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  return { id, secret };
+  return { kind, id, secret };
 }
 
 export function hashSecret(secret: string): Buffer {

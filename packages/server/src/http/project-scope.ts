@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { DomainError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
 import { principalOf } from './context.js';
 
@@ -38,6 +39,9 @@ export function projectOperations(document: Record<string, unknown>): Set<string
   return found;
 }
 
+// The key of a task may use the routes of its own project, and check that the API is up.
+const TASK_KEY_ROUTES = new Set(['getStatus', 'headStatus']);
+
 /**
  * Resolves X-Service-Project-Id on the routes that declare it. The validator has already
  * answered 400 missing_project_id where the header is required and absent; a project that
@@ -45,11 +49,19 @@ export function projectOperations(document: Record<string, unknown>): Set<string
  */
 export function projectScope(projects: Services['projects'], operations: Set<string>): RequestHandler {
   return (req, res, next) => {
+    const principal = principalOf(res);
     const operationId = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
       ?.operationId;
+    const projectRoute = operationId !== undefined && operations.has(operationId);
+    if (principal.projectId && !projectRoute && !TASK_KEY_ROUTES.has(operationId ?? '')) {
+      throw new DomainError('permission_denied', 'the key of a task can only use the routes of its project');
+    }
     const id = req.get(HEADER);
-    if (operationId && operations.has(operationId) && id !== undefined) {
-      res.locals.project = projects.get(principalOf(res), id);
+    if (projectRoute && id !== undefined) {
+      if (principal.projectId && id !== principal.projectId) {
+        throw new DomainError('unknown_project', `no project with id ${id}`, { id });
+      }
+      res.locals.project = projects.get(principal, id);
     }
     next();
   };

@@ -10,6 +10,8 @@ export interface ProcessOptions {
   graceMs: number;
   /** Receives stdout and stderr, interleaved as written. If it throws, the process is killed and runProcess rejects. */
   onOutput: (chunk: Buffer) => void;
+  /** Told the pid, which is also the process group id, once the process is spawned. */
+  onSpawn?: (pid: number) => void;
 }
 
 export type ProcessEnd =
@@ -50,6 +52,7 @@ export function runProcess(options: ProcessOptions): Promise<ProcessEnd> {
     }
 
     const { pid } = child;
+    if (pid !== undefined) options.onSpawn?.(pid);
     let settled = false;
     let aborted = false;
     let outputFailure: { error: unknown } | undefined;

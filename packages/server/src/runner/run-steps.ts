@@ -62,6 +62,7 @@ async function runStep(
         signal: request.signal,
         graceMs: request.graceMs,
         onOutput: (chunk) => output.write(chunk),
+        onSpawn: (pid) => sink.processStarted?.(index, pid),
       });
       output.end();
       result = stepResult(end, output.truncated);

@@ -32,6 +32,8 @@ export interface RunRequest {
  */
 export interface RunSink {
   stepStarted(index: number, time: Date): void;
+  /** The step's process is spawned: `pid` also names its process group (kept to stop orphans after a crash). */
+  processStarted?(index: number, pid: number): void;
   /** Output as written, stdout and stderr interleaved in one stream, in UTF-8 chunks, never beyond the limit. Called while the step runs. */
   stepOutput(index: number, text: string): void;
   stepEnded(index: number, result: StepResult, time: Date): void;

@@ -14,7 +14,11 @@ export function createAccountService(store: Store) {
   };
   return {
     get,
-    getCurrent: (principal: Principal): Account => get(principal, principal.accountId),
+    getCurrent(principal: Principal): Account {
+      if (!principal.accountId)
+        throw new DomainError('permission_denied', 'the key of a task has no account');
+      return get(principal, principal.accountId);
+    },
     list: (principal: Principal, request: PageRequest): Page<Account> =>
       store.accounts.list(principal.orgId, request),
   };

@@ -1,4 +1,4 @@
-import { parseKey, secretMatches } from '../domain/api-keys.js';
+import { type KeyParts, parseKey, secretMatches } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import { formatTime } from '../domain/time.js';
@@ -8,25 +8,37 @@ import type { Store } from '../store/index.js';
 // does not turn every read into a write.
 const LOGIN_RECORD_INTERVAL_MS = 60_000;
 
+const invalidKey = () => new DomainError('invalid_api_key', 'the API key is not valid');
+
 export function createAuthService(store: Store, clock: () => Date) {
+  // Key ids are not secret; only the secret's comparison must be constant-time.
+  const accountPrincipal = (parts: KeyParts): Principal => {
+    const owner = store.apiKeys.findOwner(parts.id);
+    if (!owner || !secretMatches(parts.secret, owner.key.secret_hash)) throw invalidKey();
+    if (owner.key.revoked || owner.account_disabled || owner.org_disabled) throw invalidKey();
+    const now = clock();
+    const staleBefore = formatTime(new Date(now.getTime() - LOGIN_RECORD_INTERVAL_MS));
+    if (owner.last_login_time === null || owner.last_login_time < staleBefore) {
+      store.accounts.touchLogin(owner.account_id, formatTime(now), staleBefore);
+    }
+    return { orgId: owner.org_id, keyId: parts.id, accountId: owner.account_id, role: owner.role };
+  };
+
+  // A task's key is valid while its task runs, and for its project only.
+  const taskPrincipal = (parts: KeyParts): Principal => {
+    const owner = store.taskKeys.findOwner(parts.id);
+    if (!owner || !secretMatches(parts.secret, owner.secret_hash) || owner.task_status !== 'started') {
+      throw invalidKey();
+    }
+    return { orgId: owner.org_id, keyId: parts.id, role: 'user', projectId: owner.project_id };
+  };
+
   return {
     /** Resolves an API key to its principal, or throws `invalid_api_key`. */
     authenticate(key: string): Principal {
       const parts = parseKey(key);
-      const owner = parts && store.apiKeys.findOwner(parts.id);
-      // Key ids are not secret; only the secret's comparison must be constant-time.
-      if (!parts || !owner || !secretMatches(parts.secret, owner.key.secret_hash)) {
-        throw new DomainError('invalid_api_key', 'the API key is not valid');
-      }
-      if (owner.key.revoked || owner.account_disabled || owner.org_disabled) {
-        throw new DomainError('invalid_api_key', 'the API key is not valid');
-      }
-      const now = clock();
-      const staleBefore = formatTime(new Date(now.getTime() - LOGIN_RECORD_INTERVAL_MS));
-      if (owner.last_login_time === null || owner.last_login_time < staleBefore) {
-        store.accounts.touchLogin(owner.account_id, formatTime(now), staleBefore);
-      }
-      return { orgId: owner.org_id, accountId: owner.account_id, role: owner.role };
+      if (!parts) throw invalidKey();
+      return parts.kind === 'task' ? taskPrincipal(parts) : accountPrincipal(parts);
     },
   };
 }

@@ -24,7 +24,7 @@ export function createProvisioningService(store: Store, clock: () => Date) {
       secret_hash: hashSecret(secret),
       creation_time: formatTime(clock()),
     });
-    return formatKey({ id, secret });
+    return formatKey({ kind: 'account', id, secret });
   };
 
   const addAccount = (orgId: string, email: string, role: Role): string => {

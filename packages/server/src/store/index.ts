@@ -1,9 +1,17 @@
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
+import { createCommandExecutionStore } from './command-executions.store.js';
 import { type Db, openDatabase } from './db.js';
+import { createEventStore } from './events.store.js';
 import { createOrganizationStore } from './organizations.store.js';
+import { createPipelineStore } from './pipelines.store.js';
 import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
+import { createScratchpadStore } from './scratchpads.store.js';
+import { createStepExecutionStore } from './step-executions.store.js';
+import { createTaskKeyStore } from './task-keys.store.js';
+import { createTaskStore } from './tasks.store.js';
+import { createTriggerStore } from './triggers.store.js';
 
 export type { Db } from './db.js';
 
@@ -15,6 +23,14 @@ export function createStore(db: Db) {
     apiKeys: createApiKeyStore(db),
     projects: createProjectStore(db),
     resources: createResourceStore(db),
+    triggers: createTriggerStore(db),
+    events: createEventStore(db),
+    commandExecutions: createCommandExecutionStore(db),
+    pipelines: createPipelineStore(db),
+    tasks: createTaskStore(db),
+    stepExecutions: createStepExecutionStore(db),
+    taskKeys: createTaskKeyStore(db),
+    scratchpads: createScratchpadStore(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
     transaction<T>(fn: () => T): T {
       return db.transaction(fn).immediate();

@@ -1,6 +1,6 @@
 import { walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { cursorQuery, startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -77,14 +77,14 @@ describe('listAccounts', () => {
         .reverse()
         .slice(0, 3),
     );
-    const back = await client.GET('/accounts', { params: { query: { ...last.data?.next } } });
+    const back = await client.GET('/accounts', { params: { query: cursorQuery(last.data?.next) } });
     expect(back.data?.elements.map((a) => a.id)).toEqual(
       all
         .map((a) => a.id)
         .reverse()
         .slice(3, 6),
     );
-    const again = await client.GET('/accounts', { params: { query: { ...back.data?.previous } } });
+    const again = await client.GET('/accounts', { params: { query: cursorQuery(back.data?.previous) } });
     expect(again.data?.elements).toEqual(last.data?.elements);
   });
 

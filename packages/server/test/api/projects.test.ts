@@ -1,7 +1,7 @@
 import { walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { cursorQuery, startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -227,9 +227,9 @@ describe('listProjects', () => {
 
     const first = await client.GET('/projects', { params: { query: { sort: 'name', size: 2 } } });
     expect(first.data?.previous).toBeUndefined();
-    const second = await client.GET('/projects', { params: { query: { ...first.data?.next } } });
+    const second = await client.GET('/projects', { params: { query: cursorQuery(first.data?.next) } });
     expect(second.data?.elements.map((p) => p.name)).toEqual(['charlie', 'delta']);
-    const back = await client.GET('/projects', { params: { query: { ...second.data?.previous } } });
+    const back = await client.GET('/projects', { params: { query: cursorQuery(second.data?.previous) } });
     expect(back.data?.elements).toEqual(first.data?.elements);
     expect(back.data?.previous).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { type ApiClient, createClient } from '@pipewright/client';
 import { generate } from 'selfsigned';
 import { type AppOptions, createApp } from '../../src/app.js';
+import { silentLogger } from '../../src/logger.js';
+import { runSteps } from '../../src/runner/index.js';
+import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 
@@ -17,6 +20,7 @@ export interface TestServer {
   adminKey: string;
   services: Services;
   store: Store;
+  scheduler: Scheduler;
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
@@ -49,25 +53,42 @@ export function uniqueName(prefix: string): string {
  * response validated against the spec (a mismatch answers 500 and fails the test).
  */
 export async function startTestServer(
-  options: Partial<Omit<AppOptions, 'services'>> = {},
+  options: Partial<Omit<AppOptions, 'services'>> & { scheduler?: Partial<SchedulerOptions> } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
   const store = openStore(join(dir, 'pipewright.db'));
-  const services = createServices(store);
+  const scheduler = createScheduler(
+    store,
+    runSteps,
+    {
+      maxRunningTasks: 4,
+      graceMs: 2000,
+      outputLimitBytes: 1024 * 1024,
+      workRoot: join(dir, 'work'),
+      ...options.scheduler,
+    },
+    silentLogger,
+  );
+  const services = createServices(store, scheduler);
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
-  const app = createApp({ services, validateResponses: true, rateLimit: false, ...options });
+  const { scheduler: _schedulerOptions, ...appOptions } = options;
+  const app = createApp({ services, validateResponses: true, rateLimit: false, ...appOptions });
   const { cert, key } = await testCertificate();
   const server = createServer({ cert, key }, app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `https://127.0.0.1:${port}`;
+  const caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, cert);
+  scheduler.start({ apiUrl: baseUrl, caFile });
   return {
     baseUrl,
     ca: cert,
     adminKey,
     services,
     store,
+    scheduler,
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
     newOrganization: () =>
@@ -76,10 +97,19 @@ export async function startTestServer(
     newAccount: (organization, role) =>
       services.provisioning.createAccount(organization, `${uniqueName(role)}@example.test`, role),
     close: async () => {
+      await scheduler.stop(0);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The query of a page's `previous` or `next` cursor, to send as it is. */
+export function cursorQuery(
+  cursor: { after?: string; before?: string; size: number; sort: string; order: string } | undefined,
+) {
+  // A cursor's sort is a plain string in the spec; the list's query narrows it to its sorts.
+  return { ...cursor } as Record<string, never>;
 }

@@ -1469,22 +1469,22 @@ export interface components {
              * @default abort
              * @enum {string}
              */
-            on_failure: "abort" | "continue";
+            on_failure?: "abort" | "continue";
             /**
              * @description Number of copies of the task run in parallel; each one receives its instance number (1 to nb_instances) in `PIPEWRIGHT_INSTANCE_ID`.
              * @default 1
              */
-            nb_instances: number;
+            nb_instances?: number;
             /**
              * @description How many times a failed instance is run again before it fails for good.
              * @default 0
              */
-            nb_retries: number;
+            nb_retries?: number;
             /**
              * @description Seconds to wait before running a failed instance again, at most one day.
              * @default 0
              */
-            retry_delay: number;
+            retry_delay?: number;
         };
         /**
          * @description Definition of a pipeline: a graph of tasks linked by dependencies. Tasks without pending dependencies run in parallel; the pipeline succeeds when all its tasks succeed.
@@ -1523,7 +1523,7 @@ export interface components {
              * @description Whether several pipelines made from this resource may run at the same time in the project. When false, a new pipeline waits until the previous ones have ended, oldest first.
              * @default false
              */
-            concurrent: boolean;
+            concurrent?: boolean;
             /** @description Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end. Without it they are kept until deleted with the project. */
             retention?: number;
             /** @description Entries of the pipeline; their names (explicit or defaulted) must be unique. */
@@ -1711,7 +1711,7 @@ export interface components {
              *       "name": "local"
              *     }
              */
-            runtime: components["schemas"]["TaskRuntime"];
+            runtime?: components["schemas"]["TaskRuntime"];
             /** @description Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). */
             identities?: components["schemas"]["Name"][];
             /** @description Environment variables set for every step of the task, by variable name. */
@@ -2709,6 +2709,18 @@ export interface components {
                 };
             };
         };
+        /** @description The API key is valid but may not do this (`permission_denied`): only accounts with the `admin` role may create, rename or delete projects, and the key of a running task (`PIPEWRIGHT_API_KEY`) may only use the routes of its own project and `/status`. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "permission_denied";
+                };
+            };
+        };
         /** @description The request is malformed. `code` says what was wrong: `invalid_request_body` (the body does not match its schema or breaks a rule; `data.jsv_errors` lists every problem at once, each with a JSON pointer into the body), `invalid_json` (the body is not JSON), `invalid_query_parameter` (`data.parameter` names the parameter, `data.reason` says why), `invalid_route_variable` (a path segment such as an identifier is malformed) or `missing_project_id` (a project route was called without the `X-Service-Project-Id` header). */
         BadRequest: {
             headers: {
@@ -2730,18 +2742,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     code?: "route_not_found" | "unknown_project" | "unknown_account" | "unknown_resource" | "unknown_command" | "unknown_command_execution" | "unknown_pipeline" | "unknown_task" | "unknown_event" | "unknown_scratchpad_entry";
-                };
-            };
-        };
-        /** @description The API key is valid but its account may not do this (`permission_denied`): only accounts with the `admin` role may create, rename or delete projects. */
-        Forbidden: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    code?: "permission_denied";
                 };
             };
         };
@@ -2993,6 +2993,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3030,6 +3031,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3115,6 +3117,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3157,6 +3160,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3235,6 +3239,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3315,6 +3320,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3432,6 +3438,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3469,6 +3476,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3616,6 +3624,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

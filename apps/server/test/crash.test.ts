@@ -1,0 +1,214 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
+
+// Crash safety and graceful stop, with the real program: SIGKILL in the middle of running
+// pipelines, then a start on the same data directory.
+
+const dirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(dataDir: string, extra: string[] = []) {
+  return startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra]);
+}
+
+function clientOf(server: RunningServer, dataDir: string, apiKey: string, projectId?: string): ApiClient {
+  return createClient({
+    baseUrl: server.url.replace(/\/v0$/, ''),
+    apiKey,
+    ca: readFileSync(join(dataDir, 'tls', 'cert.pem')),
+    ...(projectId ? { projectId } : {}),
+  });
+}
+
+/** A project running `specs` through command `go`; returns the client and the pipeline. */
+async function launch(
+  admin: ApiClient,
+  server: RunningServer,
+  dataDir: string,
+  apiKey: string,
+  specs: unknown[],
+) {
+  const { data: project } = await admin.POST('/projects', { body: { name: `p-${Date.now()}` } });
+  const pipelines = specs
+    .filter((s) => (s as { type: string }).type === 'pipeline')
+    .map((s) => (s as { name: string }).name);
+  await admin.PUT('/projects/id/{id}/resources', {
+    params: { path: { id: project?.id ?? '' } },
+    body: {
+      specs: [
+        ...specs,
+        { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines } },
+      ] as never,
+    },
+  });
+  const client = clientOf(server, dataDir, apiKey, project?.id);
+  const { data: go } = await client.GET('/resources/type/{type}/name/{name}', {
+    params: { path: { type: 'command', name: 'go' } },
+  });
+  const { data: execution } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: go?.id ?? '' } },
+    body: {},
+  });
+  return { projectId: project?.id ?? '', pipelineIds: execution?.pipeline_ids ?? [] };
+}
+
+const FINAL = ['successful', 'failed', 'aborted'];
+
+async function settled(client: ApiClient, pipelineId: string) {
+  let last = '';
+  await eventually(async () => {
+    last =
+      (await client.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } })).data?.status ?? '';
+    return FINAL.includes(last) ? last : undefined;
+  }, 30_000);
+  return (
+    (await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId } } })).data?.elements ?? []
+  );
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('a server killed with SIGKILL', () => {
+  it('kills the orphaned steps, fails or retries their tasks, and loses no accepted write', async () => {
+    const dataDir = tempDir('pipewright-crash-');
+    const shared = tempDir('pipewright-crash-shared-');
+    const first = await start(dataDir);
+    const apiKey = lastLine(first.stdout());
+    const admin = clientOf(first, dataDir, apiKey);
+    // Records its pid, then runs long; on its second attempt (after the crash) it succeeds.
+    const longStep = (name: string) =>
+      `if [ -e "$DIR/${name}.pid" ]; then echo second; exit 0; fi\necho $$ > "$DIR/${name}.pid"\nsleep 60`;
+    const specs = [
+      {
+        type: 'task',
+        version: 1,
+        name: 'once',
+        data: { environment: { DIR: shared }, steps: [{ code: longStep('once') }] },
+      },
+      {
+        type: 'task',
+        version: 1,
+        name: 'again',
+        data: { environment: { DIR: shared }, steps: [{ code: longStep('again') }] },
+      },
+      { type: 'pipeline', version: 1, name: 'no-retry', data: { tasks: [{ task: 'once' }] } },
+      { type: 'pipeline', version: 1, name: 'retry', data: { tasks: [{ task: 'again', nb_retries: 1 }] } },
+    ];
+    const { projectId, pipelineIds } = await launch(admin, first, dataDir, apiKey, specs);
+    await eventually(
+      () =>
+        existsSync(join(shared, 'once.pid')) && existsSync(join(shared, 'again.pid')) ? true : undefined,
+      15_000,
+    );
+    const pids = ['once', 'again'].map((name) => Number(readFileSync(join(shared, `${name}.pid`), 'utf8')));
+    const client = clientOf(first, dataDir, apiKey, projectId);
+    await setScratchpadEntry(client, pipelineIds[0] ?? '', 'written', 'before the crash');
+
+    expect(await first.stop('SIGKILL')).toBeNull();
+    expect(pids.every(alive)).toBe(true); // orphans, until the next start
+
+    const second = await start(dataDir);
+    try {
+      await eventually(() => (pids.some(alive) ? undefined : true), 10_000);
+      const after = clientOf(second, dataDir, apiKey, projectId);
+      const [noRetry, retry] = await Promise.all(pipelineIds.map((id) => settled(after, id)));
+      expect(noRetry?.[0]).toMatchObject({
+        status: 'failed',
+        failure_message: 'interrupted by a server restart',
+      });
+      expect(retry?.[0]).toMatchObject({ status: 'successful', retry: 1 });
+      const { data: failedPipeline } = await after.GET('/pipelines/id/{id}', {
+        params: { path: { id: pipelineIds[0] ?? '' } },
+      });
+      expect(failedPipeline?.status).toBe('failed');
+      expect(await getScratchpadEntry(after, pipelineIds[0] ?? '', 'written')).toBe('before the crash');
+      const { data: steps } = await after.GET('/tasks/id/{id}/steps', {
+        params: { path: { id: retry?.[0]?.id ?? '' } },
+      });
+      expect(steps?.map((s) => [s.attempt, s.status])).toEqual([
+        [0, 'aborted'],
+        [1, 'successful'],
+      ]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('a server stopped with SIGTERM', () => {
+  it('lets running steps finish, then exits 0', async () => {
+    const dataDir = tempDir('pipewright-stop-');
+    const shared = tempDir('pipewright-stop-shared-');
+    const server = await start(dataDir);
+    const apiKey = lastLine(server.stdout());
+    const admin = clientOf(server, dataDir, apiKey);
+    const gate = `touch "$DIR/started"; i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 400 ] && exit 7; sleep 0.05; done`;
+    const { projectId, pipelineIds } = await launch(admin, server, dataDir, apiKey, [
+      {
+        type: 'task',
+        version: 1,
+        name: 'gated',
+        data: { environment: { DIR: shared }, steps: [{ code: gate }] },
+      },
+      { type: 'pipeline', version: 1, name: 'main', data: { tasks: [{ task: 'gated' }] } },
+    ]);
+    await eventually(() => (existsSync(join(shared, 'started')) ? true : undefined), 15_000);
+    const exited = server.stop('SIGTERM');
+    // Still running its step: let it finish now.
+    await eventually(() => (server.stderr().includes('waiting for running tasks') ? true : undefined));
+    writeFileSync(join(shared, 'open'), '');
+    expect(await exited).toBe(0);
+
+    const again = await start(dataDir);
+    try {
+      const tasks = await settled(clientOf(again, dataDir, apiKey, projectId), pipelineIds[0] ?? '');
+      expect(tasks[0]).toMatchObject({ status: 'successful', retry: 0 });
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('stops steps still running at the deadline, and their tasks end', async () => {
+    const dataDir = tempDir('pipewright-deadline-');
+    const server = await start(dataDir, ['--stop-deadline', '1', '--abort-grace', '1']);
+    const apiKey = lastLine(server.stdout());
+    const admin = clientOf(server, dataDir, apiKey);
+    const { projectId, pipelineIds } = await launch(admin, server, dataDir, apiKey, [
+      { type: 'task', version: 1, name: 'endless', data: { steps: [{ code: "trap '' TERM; sleep 60" }] } },
+      { type: 'pipeline', version: 1, name: 'main', data: { tasks: [{ task: 'endless' }] } },
+    ]);
+    const client = clientOf(server, dataDir, apiKey, projectId);
+    await eventually(async () => {
+      const { data } = await client.GET('/pipelines/id/{id}', {
+        params: { path: { id: pipelineIds[0] ?? '' } },
+      });
+      return data?.status === 'started' ? true : undefined;
+    });
+    expect(await server.stop('SIGTERM')).toBe(0);
+    const again = await start(dataDir);
+    try {
+      const tasks = await settled(clientOf(again, dataDir, apiKey, projectId), pipelineIds[0] ?? '');
+      expect(tasks[0]).toMatchObject({ status: 'failed', failure_message: 'interrupted by a server stop' });
+    } finally {
+      await again.stop();
+    }
+  });
+});

@@ -1,0 +1,30 @@
+import { formatTime } from '../domain/time.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/index.js';
+import { completeAttempt } from './task-completion.js';
+
+export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
+
+/**
+ * After a crash, before taking work: stops the step processes the dead server left running
+ * (by process group; a group whose leader is gone is skipped), then ends the attempts of
+ * its tasks as failures, which retries them when they have retries left.
+ * One server process per database is assumed: another's running tasks would look dead.
+ */
+export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date): void {
+  for (const group of store.stepExecutions.runningProcessGroups()) {
+    try {
+      process.kill(-group, 'SIGKILL');
+      logger.warn('stopped a step process left by a previous server', { process_group: group });
+    } catch {
+      // Already gone with the previous server.
+    }
+  }
+  for (const task of store.tasks.started()) {
+    store.transaction(() => {
+      store.stepExecutions.abortStarted(task.id, formatTime(now));
+      completeAttempt(store, task, { outcome: 'failed', message: INTERRUPTED_BY_RESTART }, now);
+    });
+    logger.warn('task interrupted by a server restart', { task_id: task.id, pipeline_id: task.pipeline_id });
+  }
+}

@@ -1,0 +1,237 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Schemas } from '@pipewright/types';
+import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
+import { newId } from '../domain/ids.js';
+import { formatTime } from '../domain/time.js';
+import type { Logger } from '../logger.js';
+import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
+import type { WorkNotifier } from '../services/work.js';
+import type { Store } from '../store/index.js';
+import { recoverInterruptedTasks } from './recovery.js';
+import { createStepRecorder } from './step-recorder.js';
+import { completeAttempt } from './task-completion.js';
+import { contextDocument, taskEnvironment } from './task-environment.js';
+
+type Task = Schemas['Task'];
+
+export const INTERRUPTED_BY_STOP = 'interrupted by a server stop';
+
+export interface SchedulerOptions {
+  /** Tasks running at once in this process. */
+  maxRunningTasks: number;
+  /** After SIGTERM, how long an aborted step has before SIGKILL. */
+  graceMs: number;
+  /** Output kept per step. */
+  outputLimitBytes: number;
+  /** Where task working directories and context files are made. */
+  workRoot: string;
+  /** Safety net: look for work this often even without a wake-up. */
+  pollIntervalMs?: number;
+}
+
+/** How tasks reach the server, known once it listens. */
+export interface ServerAccess {
+  /** What tasks get as PIPEWRIGHT_API_URL: the server, without /v0. */
+  apiUrl: string;
+  /** The server's certificate file, when self-signed. */
+  caFile?: string | undefined;
+}
+
+export type RunSteps = (request: RunRequest) => Promise<RunOutcome>;
+
+interface Running {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * The worker loop: claims runnable tasks (each claim committed before any process is
+ * spawned), runs them through the runner, and records how they end. Woken after every
+ * enqueue; also wakes itself when a retry is due, and polls slowly as a safety net.
+ */
+function runtimeOf(task: Task): Runtime {
+  const runtime = task.spec.data.runtime;
+  if (runtime?.name !== 'container') return { name: 'local' };
+  // Installs require an image for the container runtime.
+  if (!runtime.parameters?.image) throw new Error('the container runtime has no image');
+  return { name: 'container', image: runtime.parameters.image };
+}
+
+export function createScheduler(
+  store: Store,
+  runSteps: RunSteps,
+  options: SchedulerOptions,
+  logger: Logger,
+  clock: () => Date = () => new Date(),
+) {
+  const running = new Map<string, Running>();
+  let stopping = false;
+  let started = false;
+  let drainQueued = false;
+  let dueTimer: NodeJS.Timeout | undefined;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  let access: ServerAccess = { apiUrl: '' };
+
+  /** Claims one runnable task; false when there is none. */
+  const processOne = (): boolean => {
+    const claimed = store.transaction(() => {
+      const now = formatTime(clock());
+      const task = store.tasks.nextRunnable(now);
+      if (!task) return undefined;
+      store.tasks.markStarted(task.id, now);
+      store.pipelines.markStarted(task.pipeline_id, now);
+      const keyId = newId();
+      const secret = makeSecret();
+      store.taskKeys.insert(keyId, task.id, hashSecret(secret));
+      return {
+        task: { ...task, status: 'started' as const, start_time: now },
+        apiKey: formatKey({ kind: 'task', id: keyId, secret }),
+      };
+    });
+    if (!claimed) return false;
+    launch(claimed.task, claimed.apiKey);
+    return true;
+  };
+
+  const drain = () => {
+    drainQueued = false;
+    if (stopping) return;
+    try {
+      while (running.size < options.maxRunningTasks && processOne()) {
+        // claimed one; look for the next
+      }
+      failures = 0;
+    } catch (error) {
+      // Back off (up to 10 s) rather than spin on a broken database.
+      failures += 1;
+      logger.error('scheduler failed to claim work', { error: String(error) });
+      setTimeout(wakeUp, Math.min(10_000, 100 * 2 ** failures)).unref();
+      return;
+    }
+    armDueTimer();
+  };
+
+  const wakeUp = () => {
+    if (!started || stopping || drainQueued) return;
+    drainQueued = true;
+    setImmediate(drain);
+  };
+
+  /** Wakes up when the earliest retry becomes due. */
+  const armDueTimer = () => {
+    if (dueTimer) clearTimeout(dueTimer);
+    dueTimer = undefined;
+    const due = store.tasks.nextDueTime();
+    if (!due) return;
+    const delay = Math.max(0, Date.parse(due) - clock().getTime());
+    dueTimer = setTimeout(wakeUp, Math.min(delay, 2 ** 31 - 1));
+    dueTimer.unref();
+  };
+
+  const launch = (task: Task, apiKey: string) => {
+    const controller = new AbortController();
+    const done = runTask(task, apiKey, controller.signal)
+      .catch((error) => logger.error('task run failed', { task_id: task.id, error: String(error) }))
+      .finally(() => {
+        running.delete(task.id);
+        wakeUp();
+      });
+    running.set(task.id, { controller, done });
+  };
+
+  const runTask = async (task: Task, apiKey: string, signal: AbortSignal) => {
+    const attemptDir = join(options.workRoot, `${task.id}-${task.retry}`);
+    const workDir = join(attemptDir, 'work');
+    const contextPath = join(attemptDir, 'context.json');
+    const recorder = createStepRecorder(
+      store,
+      task.id,
+      task.retry,
+      task.spec.data.steps.map((s) => s.label),
+    );
+    let outcome: RunOutcome;
+    try {
+      const pipeline = store.pipelines.record(task.pipeline_id);
+      const project = store.projects.get(task.org_id, task.project_id);
+      const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
+      if (!pipeline || !project || !event) throw new Error(`pipeline ${task.pipeline_id} vanished`);
+      mkdirSync(workDir, { recursive: true, mode: 0o700 });
+      const context = {
+        task,
+        project,
+        event,
+        pipelineEnvironment: pipeline.environment,
+        workDir,
+        contextPath,
+        apiUrl: access.apiUrl,
+        apiKey,
+        caFile: access.caFile,
+      };
+      writeFileSync(contextPath, JSON.stringify(contextDocument(context)), { mode: 0o600 });
+      outcome = await runSteps({
+        steps: task.spec.data.steps,
+        runtime: runtimeOf(task),
+        environment: taskEnvironment(context),
+        workDir,
+        signal,
+        graceMs: options.graceMs,
+        outputLimitBytes: options.outputLimitBytes,
+        sink: recorder,
+      });
+    } catch (error) {
+      outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${String(error)}` };
+    } finally {
+      recorder.close();
+      rmSync(attemptDir, { recursive: true, force: true });
+    }
+    // An aborted run was stopped by a pipeline abort (already recorded: this changes
+    // nothing) or by a server stop, which ends the attempt as a restart would.
+    const end =
+      outcome.outcome === 'succeeded'
+        ? ({ outcome: 'succeeded' } as const)
+        : ({
+            outcome: 'failed',
+            message: outcome.outcome === 'failed' ? outcome.message : INTERRUPTED_BY_STOP,
+          } as const);
+    stopTasks(completeAttempt(store, task, end, clock()));
+  };
+
+  const stopTasks = (taskIds: readonly string[]) => {
+    for (const id of taskIds) running.get(id)?.controller.abort();
+  };
+
+  const notifier: WorkNotifier = { wakeUp, stopTasks };
+  return {
+    ...notifier,
+    /** Starts running tasks, which reach the server as `serverAccess` says. */
+    start(serverAccess: ServerAccess) {
+      access = serverAccess;
+      recoverInterruptedTasks(store, logger, clock());
+      started = true;
+      pollTimer = setInterval(wakeUp, options.pollIntervalMs ?? 1000);
+      pollTimer.unref();
+      wakeUp();
+    },
+    /** Claims nothing more, waits for running tasks up to the deadline, then aborts them. */
+    async stop(deadlineMs: number) {
+      stopping = true;
+      if (dueTimer) clearTimeout(dueTimer);
+      if (pollTimer) clearInterval(pollTimer);
+      const all = () => Promise.all([...running.values()].map((r) => r.done));
+      const deadline = new Promise<'late'>((resolve) =>
+        setTimeout(() => resolve('late'), deadlineMs).unref(),
+      );
+      if ((await Promise.race([all(), deadline])) === 'late') {
+        stopTasks([...running.keys()]);
+        await all();
+      }
+    },
+    get runningCount() {
+      return running.size;
+    },
+  };
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>;

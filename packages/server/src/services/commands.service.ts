@@ -1,0 +1,94 @@
+import type { Schemas } from '@pipewright/types';
+import type { Page, PageRequest } from '../domain/cursor.js';
+import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
+import type { Principal } from '../domain/principal.js';
+import { checkParameterValues } from '../domain/resource-parameters.js';
+import { formatTime } from '../domain/time.js';
+import type { Store } from '../store/index.js';
+import { instantiatePipelines } from './instantiation.js';
+import type { WorkNotifier } from './work.js';
+
+type Project = Schemas['Project'];
+type CommandExecution = Schemas['CommandExecution'];
+type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
+
+export function createCommandService(store: Store, work: WorkNotifier, clock: () => Date) {
+  const commandOf = (project: Project, id: string) => {
+    const resource = store.resources.get(project.id, id);
+    if (resource?.spec.type !== 'command')
+      throw new DomainError('unknown_command', `no command ${id}`, { id });
+    return { ...resource, spec: resource.spec as CommandSpec };
+  };
+  return {
+    /**
+     * Checks and completes the parameters, then stores the event, the command execution
+     * and the command's pipelines in one transaction.
+     */
+    execute(
+      principal: Principal,
+      project: Project,
+      commandId: string,
+      given: Record<string, Schemas['ParameterValue']>,
+    ): CommandExecution {
+      const execution = store.transaction(() => {
+        const command = commandOf(project, commandId);
+        const declared = command.spec.data.parameters ?? [];
+        const problems = checkParameterValues(
+          declared,
+          given,
+          '/parameters',
+          `command "${command.spec.name}"`,
+        );
+        if (problems.length > 0) throw invalidRequestBody(problems);
+        const parameters = withDefaults(declared, given);
+        const time = formatTime(clock());
+        const event: Schemas['Event'] = {
+          id: newId(),
+          org_id: project.org_id,
+          project_id: project.id,
+          command_id: command.id,
+          creation_time: time,
+          event_time: time,
+          connector: 'command',
+          name: 'execution',
+          data: { parameters },
+          original_event_id: null,
+        };
+        store.events.insert(event);
+        const pipelineIds = instantiatePipelines(store, {
+          event,
+          pipelines: command.spec.data.pipelines,
+          command_id: command.id,
+          environment: parameterEnvironment(declared, parameters),
+          time,
+        });
+        const created: CommandExecution = {
+          id: newId(),
+          org_id: project.org_id,
+          project_id: project.id,
+          ...(principal.accountId ? { executor_id: principal.accountId } : {}),
+          execution_time: time,
+          command_id: command.id,
+          parameters,
+          event_id: event.id,
+          pipeline_ids: pipelineIds,
+        };
+        store.commandExecutions.insert(created);
+        return created;
+      });
+      work.wakeUp();
+      return execution;
+    },
+    get(project: Project, id: string): CommandExecution {
+      const execution = store.commandExecutions.get(project.id, id);
+      if (!execution)
+        throw new DomainError('unknown_command_execution', `no command execution ${id}`, { id });
+      return execution;
+    },
+    list(project: Project, commandId: string | undefined, request: PageRequest): Page<CommandExecution> {
+      return store.commandExecutions.list(project.id, commandId, request);
+    },
+  };
+}

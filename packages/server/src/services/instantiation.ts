@@ -1,0 +1,74 @@
+import type { Schemas } from '@pipewright/types';
+import { newId } from '../domain/ids.js';
+import { entryName } from '../domain/resource-pipelines.js';
+import type { Store } from '../store/index.js';
+
+type Event = Schemas['Event'];
+
+export interface Instantiation {
+  event: Event;
+  /** Names of the pipeline resources to instantiate, in the event's project. */
+  pipelines: readonly string[];
+  trigger_id?: string;
+  command_id?: string;
+  /** Variables for every task (from command parameters). */
+  environment: Record<string, string>;
+  time: string;
+}
+
+/**
+ * Creates the pipelines of an event with every task instance in `created`, copying the
+ * specs as they are now: later installs never change a pipeline already created. Runs
+ * inside the caller's transaction; returns the new pipeline ids.
+ */
+export function instantiatePipelines(store: Store, request: Instantiation): string[] {
+  const { event, time } = request;
+  const resourceOf = <T extends Schemas['Resource']['spec']['type']>(type: T, name: string) => {
+    const resource = store.resources.getByTypeAndName(event.project_id, type, name);
+    // Installs check every reference, so a missing one means the set changed meanwhile.
+    if (!resource) throw new Error(`${type} ${name} of project ${event.project_id} is not installed`);
+    return resource as Schemas['Resource'] & { spec: Extract<Schemas['ResourceSpec'], { type: T }> };
+  };
+  return request.pipelines.map((name) => {
+    const pipeline = resourceOf('pipeline', name);
+    const id = newId();
+    store.pipelines.insert({
+      id,
+      org_id: event.org_id,
+      project_id: event.project_id,
+      name,
+      pipeline_id: pipeline.id,
+      ...(request.trigger_id ? { trigger_id: request.trigger_id } : {}),
+      ...(request.command_id ? { command_id: request.command_id } : {}),
+      event_id: event.id,
+      event_time: event.event_time,
+      concurrent: pipeline.spec.data.concurrent ?? false,
+      creation_time: time,
+      status: 'created',
+      spec: pipeline.spec,
+      environment: request.environment,
+    });
+    for (const entry of pipeline.spec.data.tasks) {
+      const task = resourceOf('task', entry.task);
+      for (let instance = 1; instance <= (entry.nb_instances ?? 1); instance += 1) {
+        store.tasks.insert({
+          id: newId(),
+          org_id: event.org_id,
+          project_id: event.project_id,
+          pipeline_id: id,
+          task_id: task.id,
+          name: entryName(entry),
+          pipeline_task: entry,
+          spec: task.spec,
+          task_identities: task.spec.data.identities ?? [],
+          dependencies: entry.dependencies ?? [],
+          instance_id: instance,
+          retry: 0,
+          status: 'created',
+          creation_time: time,
+        });
+      }
+    }
+    return id;
+  });
+}

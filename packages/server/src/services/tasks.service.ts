@@ -1,0 +1,26 @@
+import type { Schemas } from '@pipewright/types';
+import type { Page, PageRequest } from '../domain/cursor.js';
+import { DomainError } from '../domain/errors.js';
+import type { Store } from '../store/index.js';
+import type { TaskFilters } from '../store/tasks.store.js';
+
+type Task = Schemas['Task'];
+type Project = Schemas['Project'];
+
+export function createTaskService(store: Store) {
+  const get = (project: Project, id: string): Task => {
+    const task = store.tasks.get(project.id, id);
+    if (!task) throw new DomainError('unknown_task', `no task ${id}`, { id });
+    return task;
+  };
+  return {
+    get,
+    list(project: Project, filters: TaskFilters, request: PageRequest): Page<Task> {
+      return store.tasks.list(project.id, filters, request);
+    },
+    /** Every step execution of every attempt of the task, with its output so far. */
+    steps(project: Project, id: string): Schemas['StepExecution'][] {
+      return store.stepExecutions.ofTask(get(project, id).id);
+    },
+  };
+}

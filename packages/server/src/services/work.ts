@@ -1,0 +1,7 @@
+/** What services tell the scheduler; the scheduler implements it. */
+export interface WorkNotifier {
+  /** New runnable work may exist: look for it now. */
+  wakeUp(): void;
+  /** These tasks were aborted in the store: stop their processes. */
+  stopTasks(taskIds: readonly string[]): void;
+}

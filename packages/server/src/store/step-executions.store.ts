@@ -1,0 +1,115 @@
+import type { Schemas } from '@pipewright/types';
+import type { Db } from './db.js';
+
+type StepExecution = Schemas['StepExecution'];
+
+interface StepRow {
+  task_id: string;
+  attempt: number;
+  step_index: number;
+  label: string | null;
+  status: StepExecution['status'];
+  exit_code: number | null;
+  start_time: string;
+  end_time: string | null;
+  output_truncated: number;
+  output: string;
+}
+
+function toStepExecution(row: StepRow): StepExecution {
+  return {
+    task_id: row.task_id,
+    attempt: row.attempt,
+    index: row.step_index,
+    ...(row.label === null ? {} : { label: row.label }),
+    status: row.status,
+    ...(row.exit_code === null ? {} : { exit_code: row.exit_code }),
+    start_time: row.start_time,
+    ...(row.end_time === null ? {} : { end_time: row.end_time }),
+    output: row.output,
+    output_truncated: row.output_truncated === 1,
+  };
+}
+
+export interface StepKey {
+  task_id: string;
+  attempt: number;
+  step_index: number;
+}
+
+export function createStepExecutionStore(db: Db) {
+  const start = db.prepare(
+    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time)
+     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time)`,
+  );
+  const append = db.prepare(
+    `INSERT INTO step_output_chunks (task_id, attempt, step_index, seq, text)
+     VALUES (@task_id, @attempt, @step_index,
+             (SELECT coalesce(max(seq) + 1, 0) FROM step_output_chunks
+              WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index),
+             @text)`,
+  );
+  const end = db.prepare(
+    `UPDATE step_executions SET status = @status, exit_code = @exit_code, end_time = @end_time,
+                                output_truncated = @output_truncated, process_group = NULL
+     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index AND status = 'started'`,
+  );
+  const abortStarted = db.prepare(
+    `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL
+     WHERE task_id = @task_id AND status = 'started'`,
+  );
+  const setProcessGroup = db.prepare(
+    `UPDATE step_executions SET process_group = @process_group
+     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index`,
+  );
+  const runningGroups = db.prepare<[], { process_group: number }>(
+    `SELECT process_group FROM step_executions WHERE status = 'started' AND process_group IS NOT NULL`,
+  );
+  const ofTask = db.prepare<[string], StepRow>(
+    `SELECT s.*, coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) FROM step_output_chunks c
+                           WHERE c.task_id = s.task_id AND c.attempt = s.attempt
+                             AND c.step_index = s.step_index), '') AS output
+     FROM step_executions s WHERE s.task_id = ? ORDER BY s.attempt, s.step_index`,
+  );
+  const removeOfTask = db.prepare('DELETE FROM step_executions WHERE task_id = ?');
+  return {
+    start(key: StepKey, label: string | undefined, time: string): void {
+      start.run({ ...key, label: label ?? null, start_time: time });
+    },
+    /** Appends a chunk of output: chunks are never rewritten. */
+    appendOutput(key: StepKey, text: string): void {
+      append.run({ ...key, text });
+    },
+    end(
+      key: StepKey,
+      result: { status: StepExecution['status']; exit_code?: number | undefined; output_truncated: boolean },
+      time: string,
+    ): void {
+      end.run({
+        ...key,
+        status: result.status,
+        exit_code: result.exit_code ?? null,
+        end_time: time,
+        output_truncated: result.output_truncated ? 1 : 0,
+      });
+    },
+    setProcessGroup(key: StepKey, processGroup: number): void {
+      setProcessGroup.run({ ...key, process_group: processGroup });
+    },
+    /** Process groups of the steps marked running. */
+    runningProcessGroups(): number[] {
+      return runningGroups.all().map((row) => row.process_group);
+    },
+    /** Steps of a task still marked started when it can no longer run them. */
+    abortStarted(taskId: string, time: string): void {
+      abortStarted.run({ task_id: taskId, time });
+    },
+    /** A restarted task starts again from attempt 0, without the steps of its past runs. */
+    removeOfTasks(taskIds: readonly string[]): void {
+      for (const id of taskIds) removeOfTask.run(id);
+    },
+    ofTask(taskId: string): StepExecution[] {
+      return ofTask.all(taskId).map(toStepExecution);
+    },
+  };
+}

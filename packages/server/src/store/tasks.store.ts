@@ -1,0 +1,198 @@
+import type { Schemas } from '@pipewright/types';
+import type { Page, PageRequest } from '../domain/cursor.js';
+import type { Status } from '../domain/execution.js';
+import type { Db } from './db.js';
+import { paginate } from './paginate.js';
+
+type Task = Schemas['Task'];
+
+interface TaskRow extends Record<string, unknown> {
+  id: string;
+  org_id: string;
+  project_id: string;
+  pipeline_id: string;
+  task_id: string | null;
+  name: string;
+  pipeline_task: string;
+  spec: string;
+  task_identities: string;
+  dependencies: string;
+  instance_id: number;
+  retry: number;
+  status: Status;
+  creation_time: string;
+  start_time: string | null;
+  end_time: string | null;
+  failure_message: string | null;
+  not_before: string | null;
+}
+
+function toTask(row: TaskRow): Task {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    project_id: row.project_id,
+    pipeline_id: row.pipeline_id,
+    ...(row.task_id === null ? {} : { task_id: row.task_id }),
+    name: row.name,
+    pipeline_task: JSON.parse(row.pipeline_task),
+    spec: JSON.parse(row.spec),
+    task_identities: JSON.parse(row.task_identities),
+    dependencies: JSON.parse(row.dependencies),
+    instance_id: row.instance_id,
+    retry: row.retry,
+    status: row.status,
+    creation_time: row.creation_time,
+    ...(row.start_time === null ? {} : { start_time: row.start_time }),
+    ...(row.end_time === null ? {} : { end_time: row.end_time }),
+    ...(row.failure_message === null ? {} : { failure_message: row.failure_message }),
+  };
+}
+
+export interface TaskFilters {
+  pipeline_id?: string | undefined;
+  status?: Status | undefined;
+}
+
+// A task can start when it is created and due, its pipeline is unfinished and not queued
+// behind an older unfinished instance of the same non-concurrent pipeline, and every
+// instance of each of its dependencies ended successfully, or failed with
+// `on_failure: continue`. Oldest pipelines first.
+const RUNNABLE = `
+  SELECT t.* FROM tasks t JOIN pipelines p ON p.id = t.pipeline_id
+  WHERE t.status = 'created' AND (t.not_before IS NULL OR t.not_before <= @now)
+    AND p.status IN ('created', 'started')
+    AND (p.concurrent = 1 OR NOT EXISTS (
+      SELECT 1 FROM pipelines q
+      WHERE q.project_id = p.project_id AND q.name = p.name AND q.status IN ('created', 'started')
+        AND (q.creation_time, q.id) < (p.creation_time, p.id)))
+    AND NOT EXISTS (
+      SELECT 1 FROM json_each(t.dependencies) d
+      JOIN tasks u ON u.pipeline_id = t.pipeline_id AND u.name = d.value
+      WHERE NOT (u.status = 'successful'
+                 OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
+  ORDER BY p.creation_time, p.id, t.id
+  LIMIT 1`;
+
+export function createTaskStore(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO tasks (id, org_id, project_id, pipeline_id, task_id, name, pipeline_task, spec, task_identities,
+                        dependencies, instance_id, retry, status, creation_time)
+     VALUES (@id, @org_id, @project_id, @pipeline_id, @task_id, @name, @pipeline_task, @spec, @task_identities,
+             @dependencies, @instance_id, @retry, @status, @creation_time)`,
+  );
+  const byId = db.prepare<[string, string], TaskRow>('SELECT * FROM tasks WHERE project_id = ? AND id = ?');
+  const rowById = db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?');
+  const ofPipeline = db.prepare<[string], TaskRow>(
+    'SELECT * FROM tasks WHERE pipeline_id = ? ORDER BY name, instance_id',
+  );
+  const runnable = db.prepare<{ now: string }, TaskRow>(RUNNABLE);
+  const started = db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE status = 'started'`);
+  const nextDue = db.prepare<[], { not_before: string }>(
+    `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
+  );
+  const start = db.prepare(
+    `UPDATE tasks SET status = 'started', start_time = @time, end_time = NULL, not_before = NULL
+     WHERE id = @id AND status = 'created'`,
+  );
+  // Every end of an attempt names the attempt: a late report of an attempt already ended
+  // (by an abort, say) changes nothing.
+  const succeed = db.prepare(
+    `UPDATE tasks SET status = 'successful', end_time = @time, failure_message = NULL
+     WHERE id = @id AND status = 'started' AND retry = @retry`,
+  );
+  const fail = db.prepare(
+    `UPDATE tasks SET status = 'failed', end_time = @time, failure_message = @message
+     WHERE id = @id AND status = 'started' AND retry = @retry`,
+  );
+  const retry = db.prepare(
+    `UPDATE tasks SET status = 'created', retry = retry + 1, not_before = @not_before, failure_message = @message,
+                      start_time = NULL, end_time = NULL
+     WHERE id = @id AND status = 'started' AND retry = @retry`,
+  );
+  const abortUnfinished = db.prepare<{ pipeline_id: string; time: string }, { id: string }>(
+    `UPDATE tasks SET status = 'aborted', end_time = @time, not_before = NULL
+     WHERE pipeline_id = @pipeline_id AND status IN ('created', 'started')
+     RETURNING id`,
+  );
+  const reset = db.prepare(
+    `UPDATE tasks SET status = 'created', retry = 0, start_time = NULL, end_time = NULL, failure_message = NULL,
+                      not_before = NULL
+     WHERE id = ?`,
+  );
+  return {
+    insert(task: Task): void {
+      insert.run({
+        task_id: null,
+        ...task,
+        pipeline_task: JSON.stringify(task.pipeline_task),
+        spec: JSON.stringify(task.spec),
+        task_identities: JSON.stringify(task.task_identities),
+        dependencies: JSON.stringify(task.dependencies),
+      });
+    },
+    get(projectId: string, id: string): Task | undefined {
+      const row = byId.get(projectId, id);
+      return row && toTask(row);
+    },
+    byId(id: string): Task | undefined {
+      const row = rowById.get(id);
+      return row && toTask(row);
+    },
+    ofPipeline(pipelineId: string): Task[] {
+      return ofPipeline.all(pipelineId).map(toTask);
+    },
+    list(projectId: string, filters: TaskFilters, request: PageRequest): Page<Task> {
+      const where = ['project_id = ?'];
+      const params: unknown[] = [projectId];
+      if (filters.pipeline_id !== undefined) {
+        where.push('pipeline_id = ?');
+        params.push(filters.pipeline_id);
+      }
+      if (filters.status !== undefined) {
+        where.push('status = ?');
+        params.push(filters.status);
+      }
+      return paginate(db, {
+        table: 'tasks',
+        where,
+        params,
+        sorts: { id: 'id', creation_time: 'creation_time' },
+        request,
+        toElement: toTask,
+      });
+    },
+    nextRunnable(now: string): Task | undefined {
+      const row = runnable.get({ now });
+      return row && toTask(row);
+    },
+    /** Tasks marked running: after a crash, those the dead process left behind. */
+    started(): Task[] {
+      return started.all().map(toTask);
+    },
+    /** When the earliest task waiting for a retry is due, if any. */
+    nextDueTime(): string | undefined {
+      return nextDue.get()?.not_before ?? undefined;
+    },
+    markStarted(id: string, time: string): boolean {
+      return start.run({ id, time }).changes === 1;
+    },
+    markSuccessful(id: string, attempt: number, time: string): boolean {
+      return succeed.run({ id, retry: attempt, time }).changes === 1;
+    },
+    markFailed(id: string, attempt: number, time: string, message: string): boolean {
+      return fail.run({ id, retry: attempt, time, message }).changes === 1;
+    },
+    scheduleRetry(id: string, attempt: number, notBefore: string, message: string): boolean {
+      return retry.run({ id, retry: attempt, not_before: notBefore, message }).changes === 1;
+    },
+    /** Back to a fresh `created` task, for a restart. */
+    reset(ids: readonly string[]): void {
+      for (const id of ids) reset.run(id);
+    },
+    /** Aborts every unfinished task of the pipeline; returns their ids. */
+    abortUnfinished(pipelineId: string, time: string): string[] {
+      return abortUnfinished.all({ pipeline_id: pipelineId, time }).map((row) => row.id);
+    },
+  };
+}
