@@ -27,6 +27,7 @@ const NAME_REASON =
 const FORMAT_REASONS: Record<string, string> = {
   'json-pointer': 'must be a JSON pointer (RFC 6901) such as "/branch", or "" for the whole value',
   regex: 'must be a valid regular expression (ECMAScript, Unicode mode)',
+  'date-time': 'must be a date and time (RFC 3339) with its offset, such as "2026-11-22T10:00:00Z"',
 };
 
 const ARTICLES: Record<string, string> = {

@@ -24,6 +24,12 @@ const trigger = (filter: Record<string, unknown>) => ({
   name: 'on-push',
   data: { connector: 'custom', event: 'push', filters: [filter], pipelines: ['p'] },
 });
+const timeTrigger = (data: Record<string, unknown>) => ({
+  type: 'trigger',
+  version: 1,
+  name: 'nightly',
+  data: { connector: 'time', event: 'tick', pipelines: ['p'], ...data },
+});
 const parameter = (declaration: Record<string, unknown>) =>
   task({ parameters: [{ name: 'x', ...declaration }] });
 
@@ -48,6 +54,28 @@ describe('validate (the schema of a spec, chosen by its type)', () => {
     ],
     ['a filter with a Unicode regular expression', trigger({ path: '/branch', matches: '^\\p{L}+$' })],
     ['environment variables', task({ environment: { NODE_ENV: 'production', _X1: '' } })],
+    [
+      'a oneshot schedule with an offset',
+      timeTrigger({ parameters: { oneshot: '2026-12-31T23:00:00+01:00' } }),
+    ],
+    [
+      'a periodic schedule and a missed policy',
+      timeTrigger({ parameters: { periodic: 1, missed: 'run_all' } }),
+    ],
+    ['an hourly schedule at its bounds', timeTrigger({ parameters: { hourly: { minute: 59, second: 59 } } })],
+    ['a daily schedule with omitted members', timeTrigger({ parameters: { daily: { hour: 23 } } })],
+    [
+      'a weekly schedule',
+      timeTrigger({ parameters: { weekly: { day: 'sunday', hour: 0 }, missed: 'skip' } }),
+    ],
+    [
+      'a time trigger with filters on the tick',
+      timeTrigger({ parameters: { daily: {} }, filters: [{ path: '/scheduled_time', matches: '-01T' }] }),
+    ],
+    [
+      'any parameters on a custom trigger, even a schedule',
+      timeTrigger({ connector: 'custom', event: 'push', parameters: { daily: { hour: 99 }, x: 1 } }),
+    ],
   ])('accepts %s', (_case, spec) => {
     expect(validate(spec)).toEqual([]);
   });
@@ -222,6 +250,89 @@ describe('validate (the schema of a spec, chosen by its type)', () => {
           reason: 'must be a valid regular expression (ECMAScript, Unicode mode)',
         },
       ],
+    ],
+    [
+      'an hour out of range in a daily schedule',
+      timeTrigger({ parameters: { daily: { hour: 24, minute: 0 } } }),
+      [{ pointer: '/data/parameters/daily/hour', reason: 'must be at most 23' }],
+    ],
+    [
+      'a fractional minute and an unknown member in an hourly schedule',
+      timeTrigger({ parameters: { hourly: { minute: 1.5, at: 3 } } }),
+      [
+        { pointer: '/data/parameters/hourly/at', reason: 'is an unknown member' },
+        { pointer: '/data/parameters/hourly/minute', reason: 'must be an integer' },
+      ],
+    ],
+    [
+      'a weekly schedule without its day',
+      timeTrigger({ parameters: { weekly: { hour: 8 } } }),
+      [{ pointer: '/data/parameters/weekly/day', reason: 'is required' }],
+    ],
+    [
+      'an unknown day',
+      timeTrigger({ parameters: { weekly: { day: 'monday ' } } }),
+      [
+        {
+          pointer: '/data/parameters/weekly/day',
+          reason: 'must be "monday", "tuesday", "wednesday", "thursday", "friday", "saturday" or "sunday"',
+        },
+      ],
+    ],
+    [
+      'a period of 0 seconds',
+      timeTrigger({ parameters: { periodic: 0 } }),
+      [{ pointer: '/data/parameters/periodic', reason: 'must be at least 1' }],
+    ],
+    [
+      'a period longer than a year',
+      timeTrigger({ parameters: { periodic: 31622401 } }),
+      [{ pointer: '/data/parameters/periodic', reason: 'must be at most 31622400' }],
+    ],
+    [
+      'a oneshot date without time',
+      timeTrigger({ parameters: { oneshot: '2026-12-31' } }),
+      [
+        {
+          pointer: '/data/parameters/oneshot',
+          reason: 'must be a date and time (RFC 3339) with its offset, such as "2026-11-22T10:00:00Z"',
+        },
+      ],
+    ],
+    [
+      'two schedules',
+      timeTrigger({ parameters: { daily: {}, periodic: 60 } }),
+      [{ pointer: '/data/parameters', reason: 'must have only one of "periodic" and "daily"' }],
+    ],
+    [
+      'no schedule',
+      timeTrigger({ parameters: { missed: 'skip' } }),
+      [
+        {
+          pointer: '/data/parameters',
+          reason: 'must have one of "oneshot", "periodic", "hourly", "daily" or "weekly"',
+        },
+      ],
+    ],
+    [
+      'an unknown missed policy',
+      timeTrigger({ parameters: { daily: {}, missed: 'catch_up' } }),
+      [{ pointer: '/data/parameters/missed', reason: 'must be "skip", "run_once" or "run_all"' }],
+    ],
+    [
+      'a time trigger without parameters',
+      timeTrigger({}),
+      [{ pointer: '/data/parameters', reason: 'is required when connector is "time"' }],
+    ],
+    [
+      'a time trigger for another event than tick',
+      timeTrigger({ event: 'push', parameters: { daily: {} } }),
+      [{ pointer: '/data/event', reason: 'must be "tick" when connector is "time"' }],
+    ],
+    [
+      'an unknown connector',
+      timeTrigger({ connector: 'cron', parameters: { daily: {} } }),
+      [{ pointer: '/data/connector', reason: 'must be "custom" or "time"' }],
     ],
   ])('reports %s', (_case, spec, problems) => {
     expect(validate(spec)).toEqual(problems);

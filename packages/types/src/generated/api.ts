@@ -1155,6 +1155,152 @@ export interface components {
             name: components["schemas"]["Name"];
         };
         /**
+         * @description An hourly schedule: a tick every hour at `minute`:`second`. Omitted members are 0, so `{}` ticks on the hour.
+         * @example {
+         *       "minute": 15
+         *     }
+         */
+        HourlySchedule: {
+            /**
+             * @description Minute of the hour, 0 to 59.
+             * @default 0
+             */
+            minute?: number;
+            /**
+             * @description Second of the minute, 0 to 59.
+             * @default 0
+             */
+            second?: number;
+        };
+        /**
+         * @description A daily schedule: a tick every day at `hour`:`minute`:`second` UTC. Omitted members are 0, so `{}` ticks at midnight UTC.
+         * @example {
+         *       "hour": 3,
+         *       "minute": 30
+         *     }
+         */
+        DailySchedule: {
+            /**
+             * @description Hour of the day (UTC), 0 to 23.
+             * @default 0
+             */
+            hour?: number;
+            /**
+             * @description Minute of the hour, 0 to 59.
+             * @default 0
+             */
+            minute?: number;
+            /**
+             * @description Second of the minute, 0 to 59.
+             * @default 0
+             */
+            second?: number;
+        };
+        /**
+         * @description A weekly schedule: a tick every week on `day` at `hour`:`minute`:`second` UTC. Omitted time members are 0, so `{"day": "monday"}` ticks when Monday starts in UTC.
+         * @example {
+         *       "day": "friday",
+         *       "hour": 17
+         *     }
+         */
+        WeeklySchedule: {
+            /**
+             * @description Day of the week (UTC).
+             * @enum {string}
+             */
+            day: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            /**
+             * @description Hour of the day (UTC), 0 to 23.
+             * @default 0
+             */
+            hour?: number;
+            /**
+             * @description Minute of the hour, 0 to 59.
+             * @default 0
+             */
+            minute?: number;
+            /**
+             * @description Second of the minute, 0 to 59.
+             * @default 0
+             */
+            second?: number;
+        };
+        /**
+         * @description The `parameters` of a trigger of connector `time`: when it ticks, as exactly one of `oneshot`, `periodic`, `hourly`, `daily` or `weekly`, all in UTC (there is no daylight saving time), and what to do with ticks the server missed (`missed`). A tick is missed when the server handles it more than one minute after its scheduled time, because it was stopped or too busy. Installing a trigger whose schedule changed (or a new one) plans its next tick from the new schedule, after the time of the installation; pending ticks of the old schedule are dropped. Changing anything else (`missed`, filters, pipelines) keeps the schedule going. While a trigger is disabled its ticks pass without running, and are not missed ones.
+         * @example {
+         *       "daily": {
+         *         "hour": 3,
+         *         "minute": 30
+         *       },
+         *       "missed": "skip"
+         *     }
+         * @example {
+         *       "periodic": 300
+         *     }
+         * @example {
+         *       "weekly": {
+         *         "day": "monday",
+         *         "hour": 8
+         *       }
+         *     }
+         * @example {
+         *       "oneshot": "2026-12-31T23:00:00.000Z"
+         *     }
+         */
+        TimeSchedule: {
+            /** @description Tick once, at this time. A time before the installation of the schedule never ticks. */
+            oneshot?: components["schemas"]["DateTime"];
+            /** @description Tick every this many seconds (at most 366 days), at the times whose Unix time is a multiple of it: `300` ticks at :00, :05, :10... of every hour, `86400` at midnight UTC, whenever the trigger was installed. */
+            periodic?: number;
+            /** @description Tick every hour, at the given minute and second. */
+            hourly?: components["schemas"]["HourlySchedule"];
+            /** @description Tick every day, at the given time of day (UTC). */
+            daily?: components["schemas"]["DailySchedule"];
+            /** @description Tick every week, on the given day at the given time of day (UTC). */
+            weekly?: components["schemas"]["WeeklySchedule"];
+            /**
+             * @description What to do with missed ticks: `skip` drops them; `run_once` runs the latest of them only, standing for all; `run_all` runs each of them, oldest first, but at most the 100 latest ones at a time. Ticks handled on time always run.
+             * @default run_once
+             * @enum {string}
+             */
+            missed?: "skip" | "run_once" | "run_all";
+        } & ({
+            oneshot: unknown;
+            periodic?: unknown;
+            hourly?: unknown;
+            daily?: unknown;
+            weekly?: unknown;
+            missed?: unknown;
+        } | {
+            oneshot?: unknown;
+            periodic: unknown;
+            hourly?: unknown;
+            daily?: unknown;
+            weekly?: unknown;
+            missed?: unknown;
+        } | {
+            oneshot?: unknown;
+            periodic?: unknown;
+            hourly: unknown;
+            daily?: unknown;
+            weekly?: unknown;
+            missed?: unknown;
+        } | {
+            oneshot?: unknown;
+            periodic?: unknown;
+            hourly?: unknown;
+            daily: unknown;
+            weekly?: unknown;
+            missed?: unknown;
+        } | {
+            oneshot?: unknown;
+            periodic?: unknown;
+            hourly?: unknown;
+            daily?: unknown;
+            weekly: unknown;
+            missed?: unknown;
+        });
+        /**
          * @description A condition on the data of an event: `path` designates a value inside the event's `data` and exactly one predicate tests it. A value missing at `path` equals nothing and matches nothing, so `is_not_equal_to` and `does_not_match` hold for it. Regular expressions are ECMAScript ones in Unicode mode (the `u` flag), unanchored (use `^` and `$` to match the whole string), and only match string values.
          * @example {
          *       "path": "/branch",
@@ -1211,7 +1357,7 @@ export interface components {
             does_not_match: unknown;
         });
         /**
-         * @description Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds.
+         * @description Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds. A trigger of connector `custom` reacts to the events sent with `POST /events`; one of connector `time` makes its own events, named `tick`, on the schedule given in `parameters`.
          * @example {
          *       "connector": "custom",
          *       "event": "push",
@@ -1229,26 +1375,55 @@ export interface components {
          *         "ci"
          *       ]
          *     }
+         * @example {
+         *       "connector": "time",
+         *       "event": "tick",
+         *       "parameters": {
+         *         "daily": {
+         *           "hour": 3,
+         *           "minute": 30
+         *         },
+         *         "missed": "skip"
+         *       },
+         *       "pipelines": [
+         *         "nightly-backup"
+         *       ]
+         *     }
          */
         TriggerData: {
             /**
-             * @description Connector of the events to react to. Version 0 only delivers `custom` events (sent with `POST /events`); other connectors will be added to this list.
+             * @description Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule.
              * @enum {string}
              */
-            connector: "custom";
-            /** @description Name of the events to react to, as sent in the `name` of a custom event. */
+            connector: "custom" | "time";
+            /** @description Name of the events to react to: the `name` of a custom event, or `tick`, the only event of the `time` connector. */
             event: string;
-            /** @description Connector-specific settings of the trigger. The `custom` connector takes none; the member is reserved for connectors that need settings, such as time schedules. */
+            /** @description Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule). */
             parameters?: {
                 [key: string]: unknown;
             };
-            /** @description Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. */
+            /** @description Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing. */
             filters?: components["schemas"]["TriggerFilter"][];
             /** @description Names of the pipeline resources of the project instantiated for each matching event. */
             pipelines: components["schemas"]["Name"][];
-        };
+        } & ({
+            /** @constant */
+            connector: "custom";
+            event?: unknown;
+            parameters?: unknown;
+            filters?: unknown;
+            pipelines?: unknown;
+        } | {
+            /** @constant */
+            connector: "time";
+            /** @constant */
+            event?: "tick";
+            parameters: components["schemas"]["TimeSchedule"];
+            filters?: unknown;
+            pipelines?: unknown;
+        });
         /**
-         * @description Resource spec of a trigger: it reacts to events (in version 0, custom events sent with `POST /events`) and instantiates pipelines for each event it accepts.
+         * @description Resource spec of a trigger: it reacts to events (custom events sent with `POST /events`, or the ticks of a schedule) and instantiates pipelines for each event it accepts.
          * @example {
          *       "type": "trigger",
          *       "version": 1,
@@ -1265,6 +1440,25 @@ export interface components {
          *         ],
          *         "pipelines": [
          *           "ci"
+         *         ]
+         *       }
+         *     }
+         * @example {
+         *       "type": "trigger",
+         *       "version": 1,
+         *       "name": "nightly-backup",
+         *       "description": "Back up the database every night at 03:30 UTC.",
+         *       "data": {
+         *         "connector": "time",
+         *         "event": "tick",
+         *         "parameters": {
+         *           "daily": {
+         *             "hour": 3,
+         *             "minute": 30
+         *           }
+         *         },
+         *         "pipelines": [
+         *           "backup"
          *         ]
          *       }
          *     }
@@ -2552,7 +2746,7 @@ export interface components {
             output_truncated: boolean;
         };
         /**
-         * @description Something that happened, stored in a project: a custom event accepted by a trigger (connector `custom`), or the execution of a command (connector `command`, name `execution`, data `{"parameters": {...}}`). Each event instantiated the pipelines of its trigger or command.
+         * @description Something that happened, stored in a project: a custom event accepted by a trigger (connector `custom`), the tick of a time trigger (connector `time`, name `tick`, data `{"scheduled_time": ...}`), or the execution of a command (connector `command`, name `execution`, data `{"parameters": {...}}`). Each event instantiated the pipelines of its trigger or command.
          * @example {
          *       "id": "2FwZe95b9eGe0vRBbgi09qynDAk",
          *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
@@ -2585,9 +2779,9 @@ export interface components {
             command_id?: components["schemas"]["Id"];
             /** @description When the server stored the event. */
             creation_time: components["schemas"]["DateTime"];
-            /** @description When the event happened, as given by the sender (or the storage time when not given). */
+            /** @description When the event happened, as given by the sender (or the storage time when not given); for a tick, its scheduled time. */
             event_time: components["schemas"]["DateTime"];
-            /** @description Source of the event, such as `custom` or `command`. */
+            /** @description Source of the event, such as `custom`, `time` or `command`. */
             connector: string;
             /** @description Name of the event, chosen by the sender for custom events. */
             name: string;
@@ -2894,7 +3088,7 @@ export interface components {
          */
         EventSort: "id" | "event_time";
         /**
-         * @description Only return events of this connector: `custom` for events created with `POST /events`, `command` for events stored by command executions.
+         * @description Only return events of this connector: `custom` for events created with `POST /events`, `time` for the ticks of time triggers, `command` for events stored by command executions.
          * @example custom
          */
         EventConnectorFilter: string;
@@ -4902,7 +5096,7 @@ export interface operations {
                  */
                 order?: components["parameters"]["Order"];
                 /**
-                 * @description Only return events of this connector: `custom` for events created with `POST /events`, `command` for events stored by command executions.
+                 * @description Only return events of this connector: `custom` for events created with `POST /events`, `time` for the ticks of time triggers, `command` for events stored by command executions.
                  * @example custom
                  */
                 connector?: components["parameters"]["EventConnectorFilter"];
