@@ -7,6 +7,7 @@ import {
   createJsonLogger,
   createScheduler,
   createServices,
+  createTicker,
   type Logger,
   openStore,
   runSteps,
@@ -64,9 +65,13 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Tasks run on this host: they reach the server on loopback when it listens everywhere.
   const taskHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
   scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile });
+  // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
+  const ticker = createTicker(store, scheduler, logger);
+  ticker.start();
 
   onStopSignal(logger, async () => {
     stopping = true;
+    ticker.stop();
     server.close();
     server.closeIdleConnections();
     await stopWork(scheduler, config.stopDeadlineMs, logger);

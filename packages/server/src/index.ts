@@ -9,6 +9,7 @@ export {
   type SchedulerOptions,
   type ServerAccess,
 } from './scheduler/scheduler.js';
+export { createTicker, type Ticker, type TickerOptions } from './scheduler/ticks.js';
 export { createServices, type Services, type WorkNotifier } from './services/index.js';
 export {
   createProvisioningService,

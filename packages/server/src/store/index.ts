@@ -11,6 +11,7 @@ import { createScratchpadStore } from './scratchpads.store.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
 import { createTaskStore } from './tasks.store.js';
+import { createTriggerScheduleStore } from './trigger-schedules.store.js';
 import { createTriggerStore } from './triggers.store.js';
 
 export type { Db } from './db.js';
@@ -24,6 +25,7 @@ export function createStore(db: Db) {
     projects: createProjectStore(db),
     resources: createResourceStore(db),
     triggers: createTriggerStore(db),
+    triggerSchedules: createTriggerScheduleStore(db),
     events: createEventStore(db),
     commandExecutions: createCommandExecutionStore(db),
     pipelines: createPipelineStore(db),

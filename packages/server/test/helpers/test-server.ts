@@ -9,6 +9,7 @@ import { type AppOptions, createApp } from '../../src/app.js';
 import { silentLogger } from '../../src/logger.js';
 import { runSteps } from '../../src/runner/index.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
+import { createTicker, type Ticker } from '../../src/scheduler/ticks.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 
@@ -21,6 +22,8 @@ export interface TestServer {
   services: Services;
   store: Store;
   scheduler: Scheduler;
+  /** The ticker of time triggers, when asked for: not started, its passes are the test's to run. */
+  ticker?: Ticker;
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
@@ -53,7 +56,11 @@ export function uniqueName(prefix: string): string {
  * response validated against the spec (a mismatch answers 500 and fails the test).
  */
 export async function startTestServer(
-  options: Partial<Omit<AppOptions, 'services'>> & { scheduler?: Partial<SchedulerOptions> } = {},
+  options: Partial<Omit<AppOptions, 'services'>> & {
+    scheduler?: Partial<SchedulerOptions>;
+    /** Makes `ticker`, on this clock. */
+    ticker?: { clock: () => Date };
+  } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
   const store = openStore(join(dir, 'pipewright.db'));
@@ -72,7 +79,8 @@ export async function startTestServer(
   const services = createServices(store, scheduler);
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
-  const { scheduler: _schedulerOptions, ...appOptions } = options;
+  const ticker = options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock);
+  const { scheduler: _schedulerOptions, ticker: _tickerOptions, ...appOptions } = options;
   const app = createApp({ services, validateResponses: true, rateLimit: false, ...appOptions });
   const { cert, key } = await testCertificate();
   const server = createServer({ cert, key }, app);
@@ -89,6 +97,7 @@ export async function startTestServer(
     services,
     store,
     scheduler,
+    ...(ticker ? { ticker } : {}),
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
     newOrganization: () =>

@@ -1,0 +1,193 @@
+import type { Schemas } from '@pipewright/types';
+import { newId } from '../domain/ids.js';
+import { nextTick, planTicks, scheduleKey } from '../domain/schedules.js';
+import { formatTime } from '../domain/time.js';
+import { filtersMatch } from '../domain/trigger-filters.js';
+import type { Logger } from '../logger.js';
+import { instantiatePipelines } from '../services/instantiation.js';
+import type { WorkNotifier } from '../services/work.js';
+import type { Store } from '../store/index.js';
+import type { TimeTrigger } from '../store/trigger-schedules.store.js';
+
+type Event = Schemas['Event'];
+
+export interface TickerOptions {
+  /**
+   * Longest sleep between two passes (default 10 s): how late the first tick of a schedule
+   * installed meanwhile can be, as installs do not wake the ticker.
+   */
+  maxSleepMs?: number;
+  /** A tick handled more than this after its time is a missed one (default 60 s, as the spec says). */
+  lateAfterMs?: number;
+  /** Most missed ticks `run_all` runs per trigger in one pass, the latest ones (default 100). */
+  catchUpLimit?: number;
+}
+
+export interface TickPass {
+  /** The tick events stored by this pass, each with its pipelines. */
+  events: Event[];
+  /** The earliest tick left to handle, if any. */
+  nextTickTime?: Date | undefined;
+  /** Triggers whose ticks failed (logged, rolled back); the next pass tries them again. */
+  failures: number;
+}
+
+/** The first tick of the trigger not handled yet, from its state or, for a new or changed schedule, its install. */
+function pendingTick(trigger: TimeTrigger, key: string): Date | undefined {
+  const { state } = trigger;
+  if (state?.schedule_key === key) {
+    return state.next_tick_time === null ? undefined : new Date(state.next_tick_time);
+  }
+  return nextTick(trigger.data.parameters, new Date(trigger.update_time));
+}
+
+/**
+ * Makes the events of the triggers of connector `time` when their ticks are due, each
+ * instantiating the trigger's pipelines, then wakes the scheduler. `tickOnce` handles what
+ * is due at the clock's time (tests call it with a fake clock); `start` runs it in a loop
+ * that sleeps until the earliest next tick, at most `maxSleepMs`.
+ */
+export function createTicker(
+  store: Store,
+  work: Pick<WorkNotifier, 'wakeUp'>,
+  logger: Logger,
+  clock: () => Date = () => new Date(),
+  options: TickerOptions = {},
+) {
+  const maxSleepMs = options.maxSleepMs ?? 10_000;
+  const lateAfterMs = options.lateAfterMs ?? 60_000;
+  const catchUpLimit = options.catchUpLimit ?? 100;
+
+  /** Stores one tick's event and pipelines, unless the trigger's filters reject its data. */
+  const fire = (trigger: TimeTrigger, tick: Date, now: Date): Event | undefined => {
+    const data = { scheduled_time: formatTime(tick) };
+    if (!filtersMatch(trigger.data.filters, data)) return undefined;
+    const time = formatTime(now);
+    const event: Event = {
+      id: newId(now),
+      org_id: trigger.org_id,
+      project_id: trigger.project_id,
+      trigger_id: trigger.id,
+      creation_time: time,
+      event_time: data.scheduled_time,
+      connector: 'time',
+      name: 'tick',
+      data,
+      original_event_id: null,
+    };
+    store.events.insert(event);
+    instantiatePipelines(store, {
+      event,
+      pipelines: trigger.data.pipelines,
+      trigger_id: trigger.id,
+      environment: {},
+      time,
+    });
+    return event;
+  };
+
+  /**
+   * Claims the due ticks of one trigger: reads its state again under the write lock (another
+   * server may have claimed them meanwhile), stores their events and pipelines and advances
+   * the state, all in one IMMEDIATE transaction, so each tick happens exactly once.
+   */
+  const claim = (id: string, now: Date): { events: Event[]; next: Date | undefined } =>
+    store.transaction(() => {
+      const trigger = store.triggerSchedules.get(id);
+      if (!trigger) return { events: [], next: undefined }; // deleted or changed meanwhile
+      const schedule = trigger.data.parameters;
+      const key = scheduleKey(schedule);
+      const pending = pendingTick(trigger, key);
+      const plan = pending
+        ? planTicks(schedule, { next: pending, now, lateAfterMs, catchUpLimit })
+        : { ticks: [], next: undefined };
+      // The ticks of a disabled trigger pass without running.
+      const ticks = trigger.disabled ? [] : plan.ticks;
+      const events = ticks.flatMap((tick) => fire(trigger, tick, now) ?? []);
+      const next = plan.next ? formatTime(plan.next) : null;
+      store.triggerSchedules.save(id, { schedule_key: key, next_tick_time: next });
+      return { events, next: plan.next };
+    });
+
+  /** States of triggers that stopped being time triggers: a later return plans anew. */
+  const forgetStale = () => {
+    if (store.triggerSchedules.stale().length === 0) return;
+    store.transaction(() => {
+      for (const id of store.triggerSchedules.stale()) store.triggerSchedules.forget(id);
+    });
+  };
+
+  const tickOnce = (): TickPass => {
+    const now = clock();
+    forgetStale();
+    const events: Event[] = [];
+    let failures = 0;
+    let earliest: Date | undefined;
+    for (const trigger of store.triggerSchedules.list()) {
+      try {
+        const key = scheduleKey(trigger.data.parameters);
+        let next = pendingTick(trigger, key);
+        // New, changed or due: claim (the first two save where the schedule starts).
+        if (trigger.state?.schedule_key !== key || (next && next <= now)) {
+          const claimed = claim(trigger.id, now);
+          for (const event of claimed.events) events.push(event);
+          next = claimed.next;
+        }
+        if (next && (!earliest || next < earliest)) earliest = next;
+      } catch (error) {
+        failures += 1;
+        logger.error('failed to handle the ticks of a trigger', {
+          trigger_id: trigger.id,
+          error: String(error),
+        });
+      }
+    }
+    for (const event of events) {
+      logger.debug('tick', { trigger_id: event.trigger_id, scheduled_time: event.event_time });
+    }
+    if (events.length > 0) work.wakeUp();
+    return { events, nextTickTime: earliest, failures };
+  };
+
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let failedPasses = 0;
+
+  const loop = () => {
+    timer = undefined;
+    if (!running) return;
+    let delay = maxSleepMs;
+    try {
+      const pass = tickOnce();
+      failedPasses = pass.failures > 0 ? failedPasses + 1 : 0;
+      if (pass.nextTickTime) {
+        delay = Math.min(delay, Math.max(0, pass.nextTickTime.getTime() - clock().getTime()));
+      }
+    } catch (error) {
+      failedPasses += 1;
+      logger.error('ticker failed', { error: String(error) });
+    }
+    // Back off (up to maxSleepMs) rather than spin on a broken trigger or database.
+    if (failedPasses > 0) delay = Math.min(delay, 100 * 2 ** failedPasses);
+    timer = setTimeout(loop, delay);
+    timer.unref();
+  };
+
+  return {
+    tickOnce,
+    /** Handles due ticks now (missed ones by their policy), then keeps ticking. */
+    start(): void {
+      if (running) return;
+      running = true;
+      timer = setTimeout(loop, 0);
+      timer.unref();
+    },
+    stop(): void {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+export type Ticker = ReturnType<typeof createTicker>;
