@@ -19,8 +19,8 @@ const spec = new Converter(JSON.parse(readFileSync(input, 'utf8'))).convert();
 const schemas = spec.components.schemas;
 
 // `info.summary` is 3.1 only. The long guide in `info.description` would be copied into the
-// header of every generated file; the clients' READMEs point to the docs page instead.
-spec.info.description = `${spec.info.summary} See the Pipewright docs page for the guide and the reference.`;
+// header of every generated file: a pointer to the guides replaces it.
+spec.info.description = `${spec.info.summary} How to use this generated client, and its known limits: clients/README.md in the Pipewright repository. The API: the Pipewright docs page.`;
 delete spec.info.summary;
 
 for (const schema of Object.values(schemas)) {
