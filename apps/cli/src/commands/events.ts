@@ -1,0 +1,156 @@
+import type { Schemas } from '@pipewright/client';
+import type { Group } from '../command.js';
+import { UsageError } from '../errors.js';
+import { readStdin } from '../input.js';
+import { printJson, printList, printTable } from '../listing.js';
+import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
+import type { Session } from '../session.js';
+import { type Column, formatTime, renderFields } from '../table.js';
+import { argument, flag, option } from '../values.js';
+
+type Event = Schemas['Event'];
+
+const columns: Column<Event>[] = [
+  { header: 'ID', value: (event) => event.id, fixed: true },
+  { header: 'CONNECTOR', value: (event) => event.connector },
+  { header: 'NAME', value: (event) => event.name },
+  { header: 'TIME', value: (event) => formatTime(event.event_time) },
+  { header: 'REPLAY OF', value: (event) => event.original_event_id ?? '' },
+  { header: 'DATA', value: (event) => JSON.stringify(event.data) },
+];
+
+async function eventData(text: string): Promise<Record<string, unknown>> {
+  const json = text === '-' ? await readStdin() : text;
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`the event data is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new UsageError('the event data must be a JSON object');
+  }
+  return data as Record<string, unknown>;
+}
+
+function printEvent(session: Session, event: Event): void {
+  session.stdout.write(
+    renderFields([
+      ['Event', `${event.name} ${event.id}`],
+      ['Connector', event.connector],
+      ['Time', formatTime(event.event_time)],
+      ['Stored', formatTime(event.creation_time)],
+      ['Trigger', event.trigger_id],
+      ['Command', event.command_id],
+      ['Replay of', event.original_event_id ?? undefined],
+    ]),
+  );
+  session.stdout.write(`Data:\n${JSON.stringify(event.data, null, 2)}\n`);
+}
+
+export const events: Group = {
+  name: 'events',
+  summary: 'Send custom events; list, show and replay events.',
+  commands: [
+    {
+      name: 'send',
+      args: 'NAME JSON|-',
+      summary: 'Send a custom event with JSON object data (- reads it from standard input).',
+      details:
+        'Every enabled trigger listening to NAME whose filters hold for the data stores the\n' +
+        'event and instantiates its pipelines: in the selected project only, or in every\n' +
+        'project of the organization when no project is selected.',
+      arity: [2, 2],
+      options: {
+        time: { type: 'string', value: 'TIME', description: 'when it happened (RFC 3339; default: now)' },
+        ...JSON_OPTION,
+      },
+      async run(session, invocation) {
+        const data = await eventData(argument(invocation, 1));
+        const time = option(invocation, 'time');
+        const client = (await session.optionalProject())?.client ?? session.client();
+        const { data: stored = [] } = await client.POST('/events', {
+          body: {
+            connector: 'custom',
+            name: argument(invocation, 0),
+            data,
+            ...(time ? { event_time: time } : {}),
+          },
+        });
+        if (flag(invocation, 'json')) printJson(session, stored);
+        else if (stored.length === 0) session.stderr.write('No trigger accepted the event.\n');
+        else
+          printTable(
+            session,
+            [{ header: 'PROJECT', value: (event) => event.project_id, fixed: true }, ...columns],
+            stored,
+          );
+        return 0;
+      },
+    },
+    {
+      name: 'list',
+      summary: 'List the events of the project, newest first.',
+      arity: [0, 0],
+      options: {
+        name: { type: 'string', value: 'NAME', description: 'only events of this name' },
+        connector: {
+          type: 'string',
+          value: 'CONNECTOR',
+          description: 'only events of this connector (custom, command)',
+        },
+        pipeline: {
+          type: 'string',
+          value: 'ID',
+          description: 'only the event that instantiated this pipeline',
+        },
+        ...LIST_OPTIONS,
+      },
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const filters = { name: option(invocation, 'name'), connector: option(invocation, 'connector') };
+        const pipelineId = option(invocation, 'pipeline');
+        const query = {
+          order: 'desc',
+          ...(filters.name ? { name: filters.name } : {}),
+          ...(filters.connector ? { connector: filters.connector } : {}),
+          ...(pipelineId ? { pipeline_id: pipelineId } : {}),
+        } as const;
+        await printList(session, client, '/events', query, invocation.values, columns, 'events');
+        return 0;
+      },
+    },
+    {
+      name: 'show',
+      args: 'ID',
+      summary: 'Show an event and its data.',
+      arity: [1, 1],
+      options: JSON_OPTION,
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const id = argument(invocation, 0);
+        const { data: event } = await client.GET('/events/id/{id}', { params: { path: { id } } });
+        if (!event) throw new Error(`no answer for event ${id}`);
+        if (flag(invocation, 'json')) printJson(session, event);
+        else printEvent(session, event);
+        return 0;
+      },
+    },
+    {
+      name: 'replay',
+      args: 'ID',
+      summary: 'Store a copy of an event and instantiate its pipelines again.',
+      arity: [1, 1],
+      options: JSON_OPTION,
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const id = argument(invocation, 0);
+        const { data: event } = await client.POST('/events/id/{id}/replay', { params: { path: { id } } });
+        if (!event) throw new Error(`no answer for the replay of ${id}`);
+        if (flag(invocation, 'json')) printJson(session, event);
+        else session.stdout.write(`Replayed event ${id} as ${event.id}.\n`);
+        return 0;
+      },
+    },
+  ],
+};

@@ -1,0 +1,111 @@
+import type { ListQuery, Schemas } from '@pipewright/client';
+import type { Group } from '../command.js';
+import { taskLabel } from '../follow.js';
+import { printJson, printList, printTable } from '../listing.js';
+import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
+import { renderStepOutput } from '../steps.js';
+import { type Column, formatDuration, formatTime, renderFields } from '../table.js';
+import { argument, flag, option } from '../values.js';
+import { taskColumns } from './pipelines.js';
+
+type Task = Schemas['Task'];
+type StepExecution = Schemas['StepExecution'];
+
+const listColumns: Column<Task>[] = [
+  ...taskColumns.slice(0, 1),
+  { header: 'PIPELINE', value: (task) => task.pipeline_id, fixed: true },
+  ...taskColumns.slice(1),
+];
+
+const stepColumns: Column<StepExecution>[] = [
+  { header: 'ATTEMPT', value: (step) => String(step.attempt) },
+  { header: 'STEP', value: (step) => String(step.index + 1) },
+  { header: 'LABEL', value: (step) => step.label ?? '' },
+  { header: 'STATUS', value: (step) => step.status },
+  { header: 'EXIT', value: (step) => (step.exit_code === undefined ? '' : String(step.exit_code)) },
+  { header: 'DURATION', value: (step) => formatDuration(step.start_time, step.end_time) },
+];
+
+export const tasks: Group = {
+  name: 'tasks',
+  summary: 'List and show tasks, read the output of their steps.',
+  commands: [
+    {
+      name: 'list',
+      summary: 'List the tasks of the project (newest first), or those of one pipeline in order.',
+      arity: [0, 0],
+      options: {
+        pipeline: { type: 'string', value: 'ID', description: 'only the tasks of this pipeline' },
+        status: {
+          type: 'string',
+          value: 'STATUS',
+          description: 'created, started, successful, failed or aborted',
+        },
+        ...LIST_OPTIONS,
+      },
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const pipelineId = option(invocation, 'pipeline');
+        const status = option(invocation, 'status') as Task['status'] | undefined;
+        const query: ListQuery<'/tasks'> = {
+          ...(pipelineId ? { pipeline_id: pipelineId, sort: 'creation_time' } : { order: 'desc' }),
+          ...(status ? { status } : {}),
+        };
+        await printList(session, client, '/tasks', query, invocation.values, listColumns, 'tasks');
+        return 0;
+      },
+    },
+    {
+      name: 'show',
+      args: 'ID',
+      summary: 'Show a task and the runs of its steps.',
+      arity: [1, 1],
+      options: JSON_OPTION,
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const id = argument(invocation, 0);
+        const { data: task } = await client.GET('/tasks/id/{id}', { params: { path: { id } } });
+        if (!task) throw new Error(`no answer for task ${id}`);
+        if (flag(invocation, 'json')) {
+          printJson(session, task);
+          return 0;
+        }
+        session.stdout.write(
+          renderFields([
+            ['Task', `${taskLabel(task)} ${task.id}`],
+            ['Pipeline', task.pipeline_id],
+            ['Status', task.status],
+            ['Retry', String(task.retry)],
+            ['Dependencies', task.dependencies.join(', ') || undefined],
+            ['Created', formatTime(task.creation_time)],
+            ['Started', task.start_time && formatTime(task.start_time)],
+            ['Ended', task.end_time && formatTime(task.end_time)],
+            ['Failure', task.failure_message],
+          ]),
+        );
+        const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
+        if (steps.length > 0) {
+          session.stdout.write('\n');
+          printTable(session, stepColumns, steps);
+        }
+        return 0;
+      },
+    },
+    {
+      name: 'output',
+      args: 'ID',
+      summary: 'Print the output of every step of a task, for every attempt.',
+      arity: [1, 1],
+      options: JSON_OPTION,
+      async run(session, invocation) {
+        const { client } = await session.project();
+        const id = argument(invocation, 0);
+        const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
+        if (flag(invocation, 'json')) printJson(session, steps);
+        else if (steps.length === 0) session.stderr.write('No step has run yet.\n');
+        else for (const step of steps) session.stdout.write(renderStepOutput(step, true));
+        return 0;
+      },
+    },
+  ],
+};

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { CliError } from '../errors.js';
+import { findSpecFiles } from './files.js';
+
+/** Where a spec was written: a file (as shown to the user) and its document, from 1. */
+export interface Origin {
+  file: string;
+  document: number;
+}
+
+/** The specs to install, each with its origin at the same index. */
+export interface LoadedSpecs {
+  specs: Record<string, unknown>[];
+  origins: Origin[];
+  files: number;
+}
+
+export const describeOrigin = (origin: Origin) => `${origin.file}:${origin.document}`;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A task step's `source` replaced by `code` holding the file's content (a path relative to
+ * the YAML file), in the same place among the step's members. Problems are collected.
+ */
+function inlineSources(spec: Record<string, unknown>, yamlFile: string, problems: string[], at: string) {
+  const data = spec.data;
+  if (spec.type !== 'task' || !isObject(data) || !Array.isArray(data.steps)) return;
+  data.steps = data.steps.map((step: unknown, index) => {
+    if (!isObject(step) || typeof step.source !== 'string') return step;
+    const pointer = `/data/steps/${index}/source`;
+    if (step.code !== undefined) {
+      problems.push(`${at}: ${pointer}: a step has code or source, not both`);
+      return step;
+    }
+    const file = resolve(dirname(yamlFile), step.source);
+    let code: string;
+    try {
+      code = readFileSync(file, 'utf8');
+    } catch (error) {
+      problems.push(
+        `${at}: ${pointer}: cannot read ${step.source}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+      );
+      return step;
+    }
+    return Object.fromEntries(
+      Object.entries(step).map(([key, value]) => (key === 'source' ? ['code', code] : [key, value])),
+    );
+  });
+}
+
+/**
+ * Reads every spec of the YAML files under `dir` (several documents per file; empty
+ * documents skipped) and inlines step sources. Every local problem is reported at once.
+ */
+export function loadSpecs(dir: string, cwd = process.cwd()): LoadedSpecs {
+  const files = findSpecFiles(dir);
+  const loaded: LoadedSpecs = { specs: [], origins: [], files: files.length };
+  const problems: string[] = [];
+  for (const file of files) {
+    const shown = relative(cwd, file) || file;
+    const documents = parseAllDocuments(readFileSync(file, 'utf8'));
+    documents.forEach((document, index) => {
+      const origin = { file: shown, document: index + 1 };
+      const at = describeOrigin(origin);
+      if (document.errors.length > 0) {
+        for (const error of document.errors) problems.push(`${at}: ${error.message.split('\n')[0]}`);
+        return;
+      }
+      const spec: unknown = document.toJS();
+      // An empty document (after a final ---, say) describes nothing.
+      if (spec === null || spec === undefined) return;
+      if (!isObject(spec)) {
+        problems.push(`${at}: a resource spec must be a mapping (type, version, name, data)`);
+        return;
+      }
+      inlineSources(spec, file, problems, at);
+      loaded.specs.push(spec);
+      loaded.origins.push(origin);
+    });
+  }
+  if (problems.length > 0) throw new CliError(`cannot read the resources:\n${problems.join('\n')}`);
+  return loaded;
+}
+
+/**
+ * `file:document: /pointer: reason` for each validation error of the server: pointers into
+ * the request body (`/specs/N/...`) are mapped back to the spec's file and document.
+ */
+export function describeValidationErrors(
+  errors: { pointer: string; reason: string }[],
+  origins: Origin[],
+): string[] {
+  return errors.map(({ pointer, reason }) => {
+    const match = /^\/specs\/(\d+)(\/.*)?$/.exec(pointer);
+    const origin = match ? origins[Number(match[1])] : undefined;
+    if (!match || !origin) return `${pointer || '/'}: ${reason}`;
+    return `${describeOrigin(origin)}: ${match[2] ?? '/'}: ${reason}`;
+  });
+}

@@ -1,0 +1,163 @@
+import { type ApiClient, type Schemas, walk } from '@pipewright/client';
+import type { Terminal } from './session.js';
+import { renderStepOutput } from './steps.js';
+import { formatDuration } from './table.js';
+
+type Pipeline = Schemas['Pipeline'];
+type Task = Schemas['Task'];
+
+export interface PipelineState {
+  pipeline: Pipeline;
+  tasks: Task[];
+}
+
+/** Time between two reads of the pipelines being followed. */
+export const POLL_INTERVAL_MS = 300;
+
+const FINAL = new Set<string>(['successful', 'failed', 'aborted']);
+export const isFinal = (status: string) => FINAL.has(status);
+
+/** A task instance as people name it: `test#2` when its entry has several instances. */
+export const taskLabel = (task: Task) =>
+  (task.pipeline_task.nb_instances ?? 1) > 1 ? `${task.name}#${task.instance_id}` : task.name;
+
+const retryNote = (task: Task) => (task.retry > 0 ? ` (retry ${task.retry})` : '');
+
+async function readState(client: ApiClient, id: string): Promise<PipelineState> {
+  const { data: pipeline } = await client.GET('/pipelines/id/{id}', { params: { path: { id } } });
+  if (!pipeline) throw new Error(`no answer for pipeline ${id}`);
+  const tasks: Task[] = [];
+  for await (const task of walk(client, '/tasks', { pipeline_id: id, size: 100, sort: 'creation_time' })) {
+    tasks.push(task);
+  }
+  return { pipeline, tasks: inPipelineOrder(tasks) };
+}
+
+/** Tasks in the order they can run: after their dependencies, then by name and instance. */
+export function inPipelineOrder(tasks: Task[]): Task[] {
+  const byName = new Map(tasks.map((task) => [task.name, task]));
+  const depths = new Map<string, number>();
+  const depthOf = (name: string, visiting: Set<string>): number => {
+    const known = depths.get(name);
+    if (known !== undefined) return known;
+    const dependencies = byName.get(name)?.dependencies ?? [];
+    // Cycles are refused by the server; the guard only keeps a bad answer from looping.
+    visiting.add(name);
+    const depth = Math.max(
+      0,
+      ...dependencies
+        .filter((dependency) => !visiting.has(dependency))
+        .map((dependency) => 1 + depthOf(dependency, visiting)),
+    );
+    visiting.delete(name);
+    depths.set(name, depth);
+    return depth;
+  };
+  const key = (task: Task) => [depthOf(task.name, new Set()), task.name, task.instance_id] as const;
+  return [...tasks].sort((a, b) => {
+    const [depthA, nameA, instanceA] = key(a);
+    const [depthB, nameB, instanceB] = key(b);
+    return depthA - depthB || (nameA < nameB ? -1 : nameA > nameB ? 1 : instanceA - instanceB);
+  });
+}
+
+type Renderer = (states: PipelineState[]) => void;
+
+/** A line for each change of status: for logs and pipes. */
+function lineRenderer(out: Terminal): Renderer {
+  const shown = new Map<string, string>();
+  const report = (key: string, label: string, status: string) => {
+    if (shown.get(key) === status) return;
+    shown.set(key, status);
+    out.write(`${label}: ${status}\n`);
+  };
+  return (states) => {
+    for (const { pipeline, tasks } of states) {
+      // A pipeline's end is told after the ends of its tasks.
+      const reportPipeline = () => report(pipeline.id, `${pipeline.name} ${pipeline.id}`, pipeline.status);
+      if (!isFinal(pipeline.status)) reportPipeline();
+      for (const task of tasks)
+        report(task.id, `${pipeline.name}/${taskLabel(task)}`, task.status + retryNote(task));
+      reportPipeline();
+    }
+  };
+}
+
+/** One block of lines redrawn in place: the statuses of every pipeline and task, live. */
+function liveRenderer(out: Terminal): Renderer {
+  let drawn = 0;
+  return (states) => {
+    const width = Math.max(20, (out.columns ?? 80) - 1);
+    const lines = states.flatMap(({ pipeline, tasks }) => {
+      const labelWidth = Math.max(0, ...tasks.map((task) => taskLabel(task).length));
+      return [
+        `${pipeline.name} ${pipeline.id}  ${pipeline.status}  ${formatDuration(pipeline.start_time, pipeline.end_time)}`,
+        ...tasks.map(
+          (task) =>
+            `  ${taskLabel(task).padEnd(labelWidth)}  ${(task.status + retryNote(task)).padEnd(10)}  ${formatDuration(task.start_time, task.end_time)}`,
+        ),
+      ];
+    });
+    // Back to the first line of the previous block, erase it, draw again; lines never wrap.
+    const rewind = drawn > 0 ? `\r\x1b[${drawn}A\x1b[J` : '';
+    out.write(rewind + lines.map((line) => `${line.slice(0, width).trimEnd()}\n`).join(''));
+    drawn = lines.length;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Follows pipelines until every one has ended, showing their tasks' statuses on `out`:
+ * redrawn in place on a terminal, a line per change otherwise. Ctrl-C stops it (the
+ * pipelines go on). Resolves to the final states.
+ */
+export async function followPipelines(
+  client: ApiClient,
+  ids: string[],
+  out: Terminal,
+): Promise<PipelineState[]> {
+  const render = out.isTTY ? liveRenderer(out) : lineRenderer(out);
+  const states = new Map<string, PipelineState>();
+  for (;;) {
+    const unfinished = ids.filter((id) => !isFinal(states.get(id)?.pipeline.status ?? 'created'));
+    for (const state of await Promise.all(unfinished.map((id) => readState(client, id)))) {
+      states.set(state.pipeline.id, state);
+    }
+    const ordered = ids.flatMap((id) => states.get(id) ?? []);
+    render(ordered);
+    if (ordered.every((state) => isFinal(state.pipeline.status))) return ordered;
+    await sleep(POLL_INTERVAL_MS);
+  }
+}
+
+/** The output of the failed steps of the failed tasks (their last attempt). */
+export async function reportFailures(
+  client: ApiClient,
+  states: PipelineState[],
+  out: Terminal,
+): Promise<void> {
+  for (const { pipeline, tasks } of states) {
+    for (const task of tasks.filter((candidate) => candidate.status === 'failed')) {
+      out.write(
+        `\n${pipeline.name}/${taskLabel(task)} failed: ${task.failure_message ?? 'no reason given'}\n`,
+      );
+      const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', {
+        params: { path: { id: task.id } },
+      });
+      for (const step of steps.filter((run) => run.attempt === task.retry && run.status === 'failed')) {
+        out.write(renderStepOutput(step, false));
+      }
+    }
+  }
+}
+
+/**
+ * Follows the pipelines to their end, then shows what failed. Resolves to the exit status:
+ * 0 when every pipeline is successful, 1 otherwise.
+ */
+export async function followToEnd(client: ApiClient, ids: string[], out: Terminal) {
+  const states = await followPipelines(client, ids, out);
+  await reportFailures(client, states, out);
+  return { states, status: states.every((state) => state.pipeline.status === 'successful') ? 0 : 1 };
+}

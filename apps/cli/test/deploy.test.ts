@@ -1,0 +1,210 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type Schemas, walk } from '@pipewright/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanUpHomes, connectionEnv, runCli, temporaryHome } from './helpers/cli.js';
+import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  cleanUpHomes();
+});
+
+/** A directory holding these files (paths relative to it). */
+function directoryWith(files: Record<string, string>): string {
+  const dir = temporaryHome();
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  return dir;
+}
+
+const BUILD_SCRIPT = 'echo "building $VERSION"\nmake all\n';
+
+/** Several files, several documents per file, a `source` step, and files that must be skipped. */
+const PROJECT_FILES = {
+  'tasks/build.yaml': [
+    'type: task',
+    'version: 1',
+    'name: build',
+    'data:',
+    '  steps:',
+    '    - label: Build',
+    '      source: ../scripts/build.sh',
+    '---',
+    'type: task',
+    'version: 1',
+    'name: check',
+    'data:',
+    '  steps: [{ code: "echo checking" }]',
+    '---',
+    '',
+  ].join('\n'),
+  'scripts/build.sh': BUILD_SCRIPT,
+  'pipelines.yml': [
+    'type: pipeline',
+    'version: 1',
+    'name: ci',
+    'data:',
+    '  tasks:',
+    '    - task: build',
+    '    - task: check',
+    '      dependencies: [build]',
+    '---',
+    'type: command',
+    'version: 1',
+    'name: release',
+    'data:',
+    '  parameters: [{ name: version, type: string, environment: VERSION }]',
+    '  pipelines: [ci]',
+  ].join('\n'),
+  // Skipped: a hidden directory, a hidden file, and what .pipewrightignore names.
+  '.drafts/broken.yaml': 'type: nonsense\n',
+  'tasks/.old.yaml': 'type: nonsense\n',
+  'experiments/trial.yaml': 'type: nonsense\n',
+  'tasks/scratch.yml': 'type: nonsense\n',
+  '.pipewrightignore': '# not ready\nexperiments/\nscratch.yml\n',
+};
+
+async function installedSpecs(client: ReturnType<RunningServer['client']>) {
+  const specs: Schemas['ResourceSpec'][] = [];
+  for await (const resource of walk(client, '/resources', { sort: 'name' })) specs.push(resource.spec);
+  return specs;
+}
+
+describe('pipewright deploy', () => {
+  it('installs every spec of the YAML files of a directory, with step sources inlined', async () => {
+    const { project, client } = await projectWith(server);
+    const dir = directoryWith(PROJECT_FILES);
+
+    const result = await runCli(['deploy', dir], { env: connectionEnv(server, project.id) });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'Created command release',
+        'Created pipeline ci',
+        'Created task build',
+        'Created task check',
+        '4 created, 0 updated, 0 deleted, 0 unchanged.',
+        '',
+      ].join('\n'),
+    );
+    const specs = await installedSpecs(client);
+    expect(specs.map((spec) => `${spec.type} ${spec.name}`).sort()).toEqual([
+      'command release',
+      'pipeline ci',
+      'task build',
+      'task check',
+    ]);
+    const build = specs.find((spec) => spec.name === 'build');
+    expect(build?.data).toEqual({ steps: [{ label: 'Build', code: BUILD_SCRIPT }] });
+  });
+
+  it('deploys the current directory by default, to the project of the nearest pipewright.json', async () => {
+    const { project, client } = await projectWith(server);
+    const dir = directoryWith({
+      ...PROJECT_FILES,
+      'pipewright.json': JSON.stringify({ project: project.name }),
+    });
+    const { PIPEWRIGHT_PROJECT_ID: _, ...env } = connectionEnv(server);
+
+    const fromParent = await runCli(['deploy'], { env, cwd: dir });
+    // From a subdirectory, the nearest pipewright.json is the parent's.
+    const fromChild = await runCli(['deploy', '..', '--dry-run'], { env, cwd: join(dir, 'scripts') });
+
+    expect(fromParent.code).toBe(0);
+    expect((await installedSpecs(client)).map((spec) => spec.name).sort()).toEqual([
+      'build',
+      'check',
+      'ci',
+      'release',
+    ]);
+    expect(fromChild.stdout).toBe(
+      'Dry run: 0 to create, 0 to update, 0 to delete, 4 unchanged; nothing was changed.\n',
+    );
+  });
+
+  it('shows with --dry-run what would be created, updated and deleted, and changes nothing', async () => {
+    const { project, client } = await projectWith(server, [
+      { type: 'task', version: 1, name: 'check', data: { steps: [{ code: 'echo checking' }] } },
+      { type: 'task', version: 1, name: 'build', data: { steps: [{ code: 'echo old' }] } },
+      { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } },
+    ]);
+    const before = await installedSpecs(client);
+    const dir = directoryWith(PROJECT_FILES);
+
+    const result = await runCli(['deploy', dir, '--dry-run'], { env: connectionEnv(server, project.id) });
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'Would create command release',
+        'Would create pipeline ci',
+        'Would update task build',
+        'Would delete task gone',
+        'Dry run: 2 to create, 1 to update, 1 to delete, 1 unchanged; nothing was changed.',
+        '',
+      ].join('\n'),
+    );
+    expect(await installedSpecs(client)).toEqual(before);
+
+    const json = await runCli(['deploy', dir, '--dry-run', '--json'], {
+      env: connectionEnv(server, project.id),
+    });
+    expect(JSON.parse(json.stdout)).toEqual({
+      dry_run: true,
+      created: [
+        { type: 'command', name: 'release' },
+        { type: 'pipeline', name: 'ci' },
+      ],
+      updated: [{ type: 'task', name: 'build' }],
+      deleted: [{ type: 'task', name: 'gone' }],
+      unchanged: [{ type: 'task', name: 'check' }],
+    });
+  });
+
+  it("maps the server's validation errors back to file:document: pointer", async () => {
+    const { project, client } = await projectWith(server);
+    const dir = directoryWith({
+      ...PROJECT_FILES,
+      'pipelines.yml': PROJECT_FILES['pipelines.yml']
+        .replace('- task: check', '- task: chekc')
+        .replace('pipelines: [ci]', 'pipelines: [cj]'),
+    });
+
+    const result = await runCli(['deploy'], { env: connectionEnv(server, project.id), cwd: dir });
+
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^pipelines\.yml:1: \/data\/tasks\/1\/task: .*chekc/));
+    expect(lines).toContainEqual(expect.stringMatching(/^pipelines\.yml:2: \/data\/pipelines\/0: .*cj/));
+    expect(lines.at(-1)).toBe(
+      'pipewright: 2 problems in the resources; nothing was installed (invalid_request_body)',
+    );
+    expect(result.stdout).toBe('');
+    expect(await installedSpecs(client)).toEqual([]);
+  });
+
+  it('refuses, before sending anything, specs it cannot read', async () => {
+    const { project, client } = await projectWith(server);
+    const dir = directoryWith({
+      'a.yaml': 'type: task\nversion: 1\nname: a\ndata:\n  steps: [{ source: missing.sh }]\n',
+      'b.yaml': 'type: task\n---\n- a list\n---\nkey: [unclosed\n',
+    });
+
+    const result = await runCli(['deploy', '.'], { env: connectionEnv(server, project.id), cwd: dir });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('a.yaml:1: /data/steps/0/source: cannot read missing.sh: ENOENT');
+    expect(result.stderr).toContain('b.yaml:2: a resource spec must be a mapping');
+    expect(result.stderr).toMatch(/b\.yaml:3: .+/);
+    expect(await installedSpecs(client)).toEqual([]);
+  });
+});
