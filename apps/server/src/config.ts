@@ -15,6 +15,9 @@ export interface ServeConfig {
   abortGraceMs: number;
   stopDeadlineMs: number;
   stepOutputLimitBytes: number;
+  /** Requests per second per API key, with bursts of twice that; 0 turns the limit off. */
+  rateLimitPerSecond: number;
+  bodyLimitBytes: number;
 }
 
 export const USAGE = `Usage:
@@ -43,6 +46,9 @@ Options (each also read from the environment variable named beside it):
                         stopped (PIPEWRIGHT_STOP_DEADLINE, default 30)
   --step-output-limit BYTES
                         output kept per step (PIPEWRIGHT_STEP_OUTPUT_LIMIT, default 1048576)
+  --rate-limit N        requests per second per API key, bursts of 2N; 0 turns it off
+                        (PIPEWRIGHT_RATE_LIMIT, default 100)
+  --body-limit BYTES    largest request body (PIPEWRIGHT_BODY_LIMIT, default 1048576)
   -h, --help            show this help
 `;
 
@@ -88,6 +94,8 @@ function parse(argv: string[]) {
       'abort-grace': { type: 'string' },
       'stop-deadline': { type: 'string' },
       'step-output-limit': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'body-limit': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -147,5 +155,7 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
       'PIPEWRIGHT_STEP_OUTPUT_LIMIT',
       1024 * 1024,
     ),
+    rateLimitPerSecond: count(values, env, 'rate-limit', 'PIPEWRIGHT_RATE_LIMIT', 100),
+    bodyLimitBytes: count(values, env, 'body-limit', 'PIPEWRIGHT_BODY_LIMIT', 1024 * 1024),
   };
 }

@@ -37,7 +37,16 @@ export async function serve(config: ServeConfig): Promise<void> {
   announceFirstKey(config.dataDir, services.provisioning.bootstrap());
 
   let stopping = false;
-  const app = createApp({ services, logger, isStopping: () => stopping });
+  const app = createApp({
+    services,
+    logger,
+    isStopping: () => stopping,
+    bodyLimitBytes: config.bodyLimitBytes,
+    rateLimit: config.rateLimitPerSecond > 0 && {
+      perSecond: config.rateLimitPerSecond,
+      burst: 2 * config.rateLimitPerSecond,
+    },
+  });
   let server: Server;
   let scheme: 'http' | 'https';
   let caFile: string | undefined;

@@ -1,0 +1,64 @@
+import type { Context, Row } from '../lib/context.js';
+import {
+  installProject,
+  openReadOnly,
+  resourceId,
+  spawnMany,
+  startPipewright,
+  trivialTask,
+  until,
+} from '../lib/pipewright.js';
+import { alternate, median } from '../lib/stats.js';
+
+/** 4. A pipeline of 200 independent trivial tasks vs the same 200 processes spawned directly. */
+export async function schedulerOverhead(context: Context): Promise<Row[]> {
+  const ours = await startPipewright(context.dir('scheduler'));
+  const size = 200;
+  try {
+    const tasks = Array.from({ length: size }, (_, i) => ({ name: `t${i}`, task: 'noop' }));
+    const projectId = await installProject(ours, 'fanout', [
+      trivialTask,
+      { type: 'pipeline', version: 1, name: 'wide', data: { concurrent: true, tasks } },
+      { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines: ['wide'] } },
+    ]);
+    const client = ours.client(projectId);
+    const commandId = await resourceId(client, 'command', 'go');
+    const db = openReadOnly(ours.dataDir);
+    const status = db.prepare<[string], { status: string }>('SELECT status FROM pipelines WHERE id = ?');
+    context.log(`${size} tasks, ${context.parallelism} at a time`);
+    const samples = await alternate(context.quick ? 1 : 3, {
+      ours: async () => {
+        const started = performance.now();
+        const { data } = await client.POST('/commands/id/{id}/execute', {
+          params: { path: { id: commandId } },
+          body: {},
+        });
+        const id = data?.pipeline_ids[0] ?? '';
+        await until(() => status.get(id)?.status === 'successful', 300_000);
+        return performance.now() - started;
+      },
+      bare: async () => {
+        const started = performance.now();
+        await spawnMany(['true'], size, context.parallelism);
+        return performance.now() - started;
+      },
+    });
+    db.close();
+    const [o, b] = [median(samples.ours), median(samples.bare)];
+    return [
+      {
+        benchmark: 'scheduler',
+        metric: `pipeline of ${size} trivial tasks, wall time`,
+        ours: o,
+        baseline: b,
+        baselineName: `spawn true x${context.parallelism}`,
+        ratio: o / b,
+        unit: 'ms',
+        goal: 'ratio <= 1.5',
+        met: o / b <= 1.5,
+      },
+    ];
+  } finally {
+    await ours.stop();
+  }
+}

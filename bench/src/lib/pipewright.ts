@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ApiClient, createClient } from '@pipewright/client';
+import Database from 'better-sqlite3';
+import { type ServerProcess, startServer } from './processes.js';
+
+const SERVER_BIN = fileURLToPath(new URL('../../../apps/server/bin/pipewright-server.js', import.meta.url));
+export const SERVERS_DIR = fileURLToPath(new URL('../servers/', import.meta.url));
+export const DATABASE_FILE = 'pipewright.db';
+
+export interface Pipewright extends ServerProcess {
+  dataDir: string;
+  apiKey: string;
+  client(projectId?: string): ApiClient;
+}
+
+/**
+ * The real server program over plain HTTP (as the baselines), without a rate limit, its
+ * logs drained: what a deployment behind a TLS proxy runs.
+ */
+export async function startPipewright(dataDir: string, extra: string[] = []): Promise<Pipewright> {
+  const server = await startServer([
+    SERVER_BIN,
+    '--listen',
+    '127.0.0.1:0',
+    '--data-dir',
+    dataDir,
+    '--insecure-http',
+    '--rate-limit',
+    '0',
+    '--body-limit',
+    String(16 * 1024 * 1024),
+    ...extra,
+  ]);
+  const apiKey = readFileSync(join(dataDir, 'admin-api-key'), 'utf8').trim();
+  return {
+    ...server,
+    dataDir,
+    apiKey,
+    client: (projectId) =>
+      createClient({ baseUrl: server.baseUrl, apiKey, ...(projectId ? { projectId } : {}) }),
+  };
+}
+
+/** A new project with `specs` installed; returns its id. */
+export async function installProject(server: Pipewright, name: string, specs: unknown[]): Promise<string> {
+  const { data: project } = await server.client().POST('/projects', { body: { name } });
+  if (!project) throw new Error('no project');
+  await server.client().PUT('/projects/id/{id}/resources', {
+    params: { path: { id: project.id } },
+    body: { specs: specs as never },
+  });
+  return project.id;
+}
+
+export async function resourceId(
+  client: ApiClient,
+  type: 'command' | 'pipeline',
+  name: string,
+): Promise<string> {
+  const { data } = await client.GET('/resources/type/{type}/name/{name}', {
+    params: { path: { type, name } },
+  });
+  if (!data) throw new Error(`no ${type} ${name}`);
+  return data.id;
+}
+
+/** A read-only view of the server's database, for counting without loading the API. */
+export function openReadOnly(dataDir: string): Database.Database {
+  return new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+}
+
+/** Polls (every 20 ms, at most `timeoutMs`) until `done()` is true. */
+export async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('benchmark did not finish in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Spawns `argv` `count` times, `parallelism` at a time: the bare cost of the processes tasks run. */
+export async function spawnMany(argv: string[], count: number, parallelism: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next += 1;
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(argv[0] ?? '', argv.slice(1), { stdio: 'ignore' });
+        child.once('error', reject);
+        child.once('exit', () => resolve());
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: parallelism }, worker));
+}
+
+export const trivialTask = { type: 'task', version: 1, name: 'noop', data: { steps: [{ command: 'true' }] } };

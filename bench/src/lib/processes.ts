@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** The base URL it announced (without /v0). */
+  baseUrl: string;
+  /** Resident memory now, in MiB. */
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a server process and waits (at most 60 s) for its JSON "listening" log line on
+ * stderr, the format of pipewright-server, which the baseline servers imitate.
+ */
+export function startServer(argv: string[], env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, argv, {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let buffered = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start: ${buffered}`));
+    }, 60_000);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${buffered}`));
+    };
+    child.once('exit', onExit);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (buffered === undefined) return;
+      buffered += chunk.toString();
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        const { url } = JSON.parse(line) as { url: string };
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        // Keep draining stderr (request logs) so that the server never blocks on it.
+        child.stderr?.removeAllListeners('data');
+        child.stderr?.resume();
+        resolve({
+          child,
+          baseUrl: url.replace(/\/v0$/, ''),
+          rssMiB: () => rssMiB(child.pid ?? 0),
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done();
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+        return;
+      }
+    });
+  });
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
+  return kib / 1024;
+}

@@ -1,0 +1,82 @@
+// npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
+// its bare baseline in the same run, prints the medians and ratios, and writes them to
+// bench/results.json. Names: http events latency scheduler install pagination memory.
+import { rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { deepPagination } from './benchmarks/deep-pagination.js';
+import { eventIngestion } from './benchmarks/event-ingestion.js';
+import { executeLatency } from './benchmarks/execute-latency.js';
+import { httpOverhead } from './benchmarks/http-overhead.js';
+import { memory } from './benchmarks/memory.js';
+import { resourceInstall } from './benchmarks/resource-install.js';
+import { schedulerOverhead } from './benchmarks/scheduler-overhead.js';
+import { type BigData, startWithBigData } from './lib/big-data.js';
+import { type Context, createContext, type Row } from './lib/context.js';
+
+type Benchmark = (context: Context, big: () => Promise<BigData>) => Promise<Row[]>;
+
+const BENCHMARKS: Record<string, Benchmark> = {
+  http: (context) => httpOverhead(context),
+  events: (context) => eventIngestion(context),
+  latency: (context) => executeLatency(context),
+  scheduler: (context) => schedulerOverhead(context),
+  install: (context) => resourceInstall(context),
+  pagination: async (context, big) => deepPagination(context, await big()),
+  memory: async (context, big) => memory(context, await big()),
+};
+
+function format(value: number | undefined, unit: string): string {
+  if (value === undefined) return '';
+  const digits = unit === 'ms' && value < 100 ? 2 : value < 10 ? 2 : 0;
+  return value.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+function table(rows: Row[]): string {
+  const header = ['benchmark', 'metric', 'ours', 'baseline', 'ratio', 'unit', 'goal', 'met'];
+  const lines = rows.map((r) => [
+    r.benchmark,
+    r.metric,
+    format(r.ours, r.unit),
+    r.baseline === undefined ? '' : `${format(r.baseline, r.unit)} (${r.baselineName})`,
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`,
+    r.unit,
+    r.goal ?? '',
+    r.met === undefined ? '' : r.met ? 'yes' : 'NO',
+  ]);
+  return [header, ...lines]
+    .map((cells) => `| ${cells.join(' | ')} |`)
+    .join('\n')
+    .replace(/\n/, `\n|${header.map(() => '---').join('|')}|\n`);
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const names = args.filter((a) => !a.startsWith('--'));
+  const unknown = names.filter((name) => !(name in BENCHMARKS));
+  if (unknown.length > 0)
+    throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(' ')}`);
+  const context = createContext(quick);
+  let big: Promise<BigData> | undefined;
+  const rows: Row[] = [];
+  try {
+    for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
+      process.stderr.write(`${name}\n`);
+      rows.push(
+        ...(await (BENCHMARKS[name] as Benchmark)(context, () => (big ??= startWithBigData(context)))),
+      );
+    }
+  } finally {
+    if (big) await (await big).server.stop();
+    rmSync(context.root, { recursive: true, force: true });
+  }
+  const machine = `${availableParallelism()} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  process.stdout.write(`\n${machine}\n\n${table(rows)}\n`);
+  writeFileSync(
+    new URL('../results.json', import.meta.url),
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rows }, null, 2)}\n`,
+  );
+  if (rows.some((row) => row.met === false)) process.exitCode = 1;
+}
+
+await main();
