@@ -22,8 +22,11 @@ export async function serve(config: ServeConfig): Promise<void> {
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(line));
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = openStore(join(config.dataDir, DATABASE_FILE));
+  // The scheduler's bookkeeping (claims, step records) goes through a connection that does
+  // not sync every commit: what the API acknowledges still does, through `store`.
+  const workStore = openStore(join(config.dataDir, DATABASE_FILE), 'relaxed');
   const scheduler = createScheduler(
-    store,
+    workStore,
     runSteps,
     {
       maxRunningTasks: config.maxRunningTasks,
@@ -85,6 +88,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     server.closeIdleConnections();
     await stopWork(scheduler, config.stopDeadlineMs, logger);
     server.closeAllConnections();
+    workStore.close();
     store.close();
   });
 }

@@ -16,4 +16,4 @@ export {
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
 } from './services/provisioning.service.js';
-export { openStore, type Store } from './store/index.js';
+export { type Durability, openStore, type Store } from './store/index.js';

@@ -25,13 +25,19 @@ export function afterFailure(task: FailurePolicy): AfterFailure {
   return { action: 'fail', abortPipeline: (task.on_failure ?? 'abort') === 'abort' };
 }
 
+/** How many tasks of a pipeline are unfinished, and how many did not (or not yet) succeed. */
+export interface TaskTally {
+  unfinished: number;
+  unsuccessful: number;
+}
+
 /**
  * The status a pipeline ends with once none of its tasks is unfinished; undefined while
  * some still are. Any failed or aborted task fails the pipeline.
  */
-export function finalPipelineStatus(taskStatuses: readonly Status[]): 'successful' | 'failed' | undefined {
-  if (taskStatuses.some((status) => !isFinished(status))) return undefined;
-  return taskStatuses.every((status) => status === 'successful') ? 'successful' : 'failed';
+export function finalPipelineStatus(tally: TaskTally): 'successful' | 'failed' | undefined {
+  if (tally.unfinished > 0) return undefined;
+  return tally.unsuccessful === 0 ? 'successful' : 'failed';
 }
 
 export interface TaskNode {

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Schemas } from '@pipewright/types';
 import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
@@ -157,7 +157,8 @@ export function createScheduler(
       const project = store.projects.get(task.org_id, task.project_id);
       const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
       if (!pipeline || !project || !event) throw new Error(`pipeline ${task.pipeline_id} vanished`);
-      mkdirSync(workDir, { recursive: true, mode: 0o700 });
+      // File work goes through libuv's thread pool: the loop's thread is the scheduler's.
+      await mkdir(workDir, { recursive: true, mode: 0o700 });
       const context = {
         task,
         project,
@@ -169,7 +170,7 @@ export function createScheduler(
         apiKey,
         caFile: access.caFile,
       };
-      writeFileSync(contextPath, JSON.stringify(contextDocument(context)), { mode: 0o600 });
+      await writeFile(contextPath, JSON.stringify(contextDocument(context)), { mode: 0o600 });
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
@@ -184,7 +185,7 @@ export function createScheduler(
       outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${String(error)}` };
     } finally {
       recorder.close();
-      rmSync(attemptDir, { recursive: true, force: true });
+      await rm(attemptDir, { recursive: true, force: true });
     }
     // An aborted run was stopped by a pipeline abort (already recorded: this changes
     // nothing) or by a server stop, which ends the attempt as a restart would.

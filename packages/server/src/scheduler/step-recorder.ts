@@ -24,6 +24,18 @@ export function createStepRecorder(
 ): RunSink & { close(): void } {
   let pending = '';
   let pendingIndex = -1;
+  // A step is recorded once its process is spawned, with its process group: one write.
+  let unrecorded: { index: number; time: Date } | undefined;
+  const recordStart = (processGroup?: number) => {
+    if (!unrecorded) return;
+    store.stepExecutions.start(
+      key(unrecorded.index),
+      labels[unrecorded.index],
+      formatTime(unrecorded.time),
+      processGroup,
+    );
+    unrecorded = undefined;
+  };
   let timer: NodeJS.Timeout | undefined;
   const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
 
@@ -37,12 +49,13 @@ export function createStepRecorder(
 
   return {
     stepStarted(index, time) {
-      store.stepExecutions.start(key(index), labels[index], formatTime(time));
+      unrecorded = { index, time };
     },
-    processStarted(index, pid) {
-      store.stepExecutions.setProcessGroup(key(index), pid);
+    processStarted(_index, pid) {
+      recordStart(pid);
     },
     stepOutput(index, text) {
+      recordStart();
       if (index !== pendingIndex) flush();
       pendingIndex = index;
       pending += text;
@@ -50,6 +63,7 @@ export function createStepRecorder(
       else timer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
     },
     stepEnded(index, result, time) {
+      recordStart();
       if (result.outcome === 'not_started' && result.message) this.stepOutput(index, `${result.message}\n`);
       flush();
       store.stepExecutions.end(

@@ -35,6 +35,6 @@ export function completeAttempt(store: Store, task: Schemas['Task'], end: Attemp
 
 /** Ends the pipeline if none of its tasks is left unfinished. */
 export function settlePipeline(store: Store, pipelineId: string, time: string): void {
-  const status = finalPipelineStatus(store.tasks.ofPipeline(pipelineId).map((task) => task.status));
+  const status = finalPipelineStatus(store.tasks.tally(pipelineId));
   if (status) store.pipelines.finish(pipelineId, status, time);
 }

@@ -6,14 +6,21 @@ export type Db = Database.Database;
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
 /**
- * Opens (creating if needed) the SQLite database and brings its schema up to date.
- * WAL lets readers run beside the writer; synchronous=FULL makes every committed
- * transaction durable before the response that reports it leaves.
+ * How commits reach the disk. `full`: each commit is synced before it returns, so a write
+ * the API acknowledges survives a power loss. `relaxed` (synchronous=NORMAL): commits reach
+ * the OS, surviving a crash of the process, and the disk at the next synced commit or
+ * checkpoint; for the scheduler's own bookkeeping, which a restart recovers anyway.
  */
-export function openDatabase(file: string): Db {
+export type Durability = 'full' | 'relaxed';
+
+/**
+ * Opens (creating if needed) the SQLite database and brings its schema up to date.
+ * WAL lets readers run beside the writer.
+ */
+export function openDatabase(file: string, durability: Durability = 'full'): Db {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 10000');
   migrate(db);

@@ -1,7 +1,7 @@
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
-import { type Db, openDatabase } from './db.js';
+import { type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
@@ -14,7 +14,7 @@ import { createTaskStore } from './tasks.store.js';
 import { createTriggerScheduleStore } from './trigger-schedules.store.js';
 import { createTriggerStore } from './triggers.store.js';
 
-export type { Db } from './db.js';
+export type { Db, Durability } from './db.js';
 
 /** Every table's store over one database, and the way to group writes atomically. */
 export function createStore(db: Db) {
@@ -45,6 +45,6 @@ export function createStore(db: Db) {
 
 export type Store = ReturnType<typeof createStore>;
 
-export function openStore(file: string): Store {
-  return createStore(openDatabase(file));
+export function openStore(file: string, durability: Durability = 'full'): Store {
+  return createStore(openDatabase(file, durability));
 }

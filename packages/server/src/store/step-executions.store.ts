@@ -39,8 +39,8 @@ export interface StepKey {
 
 export function createStepExecutionStore(db: Db) {
   const start = db.prepare(
-    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time)
-     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time)`,
+    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group)
+     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group)`,
   );
   const append = db.prepare(
     `INSERT INTO step_output_chunks (task_id, attempt, step_index, seq, text)
@@ -58,10 +58,6 @@ export function createStepExecutionStore(db: Db) {
     `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL
      WHERE task_id = @task_id AND status = 'started'`,
   );
-  const setProcessGroup = db.prepare(
-    `UPDATE step_executions SET process_group = @process_group
-     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index`,
-  );
   const runningGroups = db.prepare<[], { process_group: number }>(
     `SELECT process_group FROM step_executions WHERE status = 'started' AND process_group IS NOT NULL`,
   );
@@ -73,8 +69,9 @@ export function createStepExecutionStore(db: Db) {
   );
   const removeOfTask = db.prepare('DELETE FROM step_executions WHERE task_id = ?');
   return {
-    start(key: StepKey, label: string | undefined, time: string): void {
-      start.run({ ...key, label: label ?? null, start_time: time });
+    /** A step starts, with the process group of its process once there is one. */
+    start(key: StepKey, label: string | undefined, time: string, processGroup?: number): void {
+      start.run({ ...key, label: label ?? null, start_time: time, process_group: processGroup ?? null });
     },
     /** Appends a chunk of output: chunks are never rewritten. */
     appendOutput(key: StepKey, text: string): void {
@@ -92,9 +89,6 @@ export function createStepExecutionStore(db: Db) {
         end_time: time,
         output_truncated: result.output_truncated ? 1 : 0,
       });
-    },
-    setProcessGroup(key: StepKey, processGroup: number): void {
-      setProcessGroup.run({ ...key, process_group: processGroup });
     },
     /** Process groups of the steps marked running. */
     runningProcessGroups(): number[] {

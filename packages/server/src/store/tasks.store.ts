@@ -57,9 +57,10 @@ export interface TaskFilters {
 // A task can start when it is created and due, its pipeline is unfinished and not queued
 // behind an older unfinished instance of the same non-concurrent pipeline, and every
 // instance of each of its dependencies ended successfully, or failed with
-// `on_failure: continue`. Oldest pipelines first.
+// `on_failure: continue`. Oldest tasks first (tasks are created with their pipeline): the
+// partial index tasks_created_in_order lets the scan stop at the first one that can run.
 const RUNNABLE = `
-  SELECT t.* FROM tasks t JOIN pipelines p ON p.id = t.pipeline_id
+  SELECT t.* FROM tasks t INDEXED BY tasks_created_in_order JOIN pipelines p ON p.id = t.pipeline_id
   WHERE t.status = 'created' AND (t.not_before IS NULL OR t.not_before <= @now)
     AND p.status IN ('created', 'started')
     AND (p.concurrent = 1 OR NOT EXISTS (
@@ -71,7 +72,7 @@ const RUNNABLE = `
       JOIN tasks u ON u.pipeline_id = t.pipeline_id AND u.name = d.value
       WHERE NOT (u.status = 'successful'
                  OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
-  ORDER BY p.creation_time, p.id, t.id
+  ORDER BY t.creation_time, t.id
   LIMIT 1`;
 
 export function createTaskStore(db: Db) {
@@ -88,6 +89,11 @@ export function createTaskStore(db: Db) {
   );
   const runnable = db.prepare<{ now: string }, TaskRow>(RUNNABLE);
   const started = db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE status = 'started'`);
+  const tally = db.prepare<[string], { unfinished: number; unsuccessful: number }>(
+    `SELECT count(*) FILTER (WHERE status IN ('created', 'started')) AS unfinished,
+            count(*) FILTER (WHERE status <> 'successful') AS unsuccessful
+     FROM tasks WHERE pipeline_id = ?`,
+  );
   const nextDue = db.prepare<[], { not_before: string }>(
     `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
   );
@@ -165,6 +171,10 @@ export function createTaskStore(db: Db) {
     nextRunnable(now: string): Task | undefined {
       const row = runnable.get({ now });
       return row && toTask(row);
+    },
+    /** How many tasks of the pipeline are unfinished, and how many did not succeed. */
+    tally(pipelineId: string): { unfinished: number; unsuccessful: number } {
+      return tally.get(pipelineId) ?? { unfinished: 0, unsuccessful: 0 };
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
     started(): Task[] {
