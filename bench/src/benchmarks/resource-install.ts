@@ -85,7 +85,7 @@ export async function resourceInstall(context: Context): Promise<Row[]> {
       metric,
       ours: ms,
       baseline: floorMs,
-      baselineName: 'express JSON parse, no-op',
+      baselineName: "express + Pipewright's validator, no-op",
       ratio: ms / floorMs,
       unit: 'ms',
       goal: `< ${goalMs} ms`,

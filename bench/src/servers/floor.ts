@@ -1,25 +1,15 @@
-// Baseline: Express with the JSON parser and express-openapi-validator on the same spec as
-// Pipewright, and handlers that answer a fixed body: the floor our own code adds to.
+// Baseline: Express with the JSON parser and express-openapi-validator set up as Pipewright
+// does, and handlers that answer a fixed body: the floor our own code adds to.
 import type { AddressInfo } from 'node:net';
-import { openapiDocument } from '@pipewright/types';
+import { apiValidator } from '@pipewright/server';
 import express from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 
 const project = { id: '2Fw1aD5gHj8kLm2nPq4rSt6uVw8', org_id: '2Fv9zQx0bY3kLmN8pQrStUvWxYz', name: 'bench' };
 const app = express();
 app.use(express.json({ limit: 16 * 1024 * 1024 }));
-app.use(
-  OpenApiValidator.middleware({
-    apiSpec: structuredClone(openapiDocument) as never,
-    validateApiSpec: false,
-    validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
-    validateResponses: false,
-    validateSecurity: false,
-    // Its oneOf over resource specs cannot validate them (Pipewright checks each spec by its
-    // type instead): the install baseline is the JSON parse alone.
-    ignorePaths: /\/resources$/,
-  }),
-);
+// The validator exactly as Pipewright sets it up (resource specs are left to Pipewright's
+// checks by type: the install baseline is the parse and the envelope's validation).
+app.use(apiValidator(false));
 app.get('/v0/status', (_req, res) => {
   res.json({});
 });

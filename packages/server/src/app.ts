@@ -17,10 +17,9 @@ import { resourceRoutes } from './http/routes/resources.routes.js';
 import { scratchpadRoutes } from './http/routes/scratchpad.routes.js';
 import { statusRoutes } from './http/routes/status.routes.js';
 import { taskRoutes } from './http/routes/tasks.routes.js';
-import { openapiValidator } from './http/validator.js';
+import { apiValidator } from './http/validator.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { Services } from './services/index.js';
-import { SPECS_SCHEMA_POINTER } from './services/resource-spec-schemas.js';
 
 export interface AppOptions {
   services: Services;
@@ -58,7 +57,7 @@ export function createApp(options: AppOptions): Express {
   if (limit) app.use(rateLimit(limit));
   app.put('/v0/pipelines/id/:id/scratchpad/key/:key', rawTextBody(SCRATCHPAD_VALUE_LIMIT_BYTES));
   app.use(express.json({ limit: options.bodyLimitBytes ?? 1024 * 1024 }));
-  app.use(openapiValidator(openapiDocument, options.validateResponses ?? false, [SPECS_SCHEMA_POINTER]));
+  app.use(apiValidator(options.validateResponses ?? false));
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
 
   const v0 = express.Router();

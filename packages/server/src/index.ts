@@ -1,6 +1,7 @@
 export { type AppOptions, createApp, DEFAULT_RATE_LIMIT } from './app.js';
 export { DomainError } from './domain/errors.js';
 export type { RateLimit } from './http/rate-limit.js';
+export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
 export { runSteps } from './runner/index.js';
 export {
