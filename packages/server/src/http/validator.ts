@@ -21,8 +21,9 @@ function compileRoutePatternsOnce(): void {
   const compile = library.pathToRegexp;
   const compiled = new Map<string, unknown>();
   const once: PathToRegexp & { once?: true } = (path, options = {}) => {
-    // Express's router shares the module: every option is part of the key.
-    const key = `${JSON.stringify(options)} ${path}`;
+    // Express's router shares the module: every option it may pass is part of the key.
+    const { sensitive, strict, end, trailing, delimiter } = options;
+    const key = `${sensitive}|${strict}|${end}|${trailing}|${delimiter}|${path}`;
     let result = compiled.get(key);
     if (result === undefined) {
       result = compile(path, options);
