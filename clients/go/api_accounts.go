@@ -183,7 +183,7 @@ type apiGetCurrentAccountRequest struct {
 
 /*
 GetCurrentAccount Get the account of the API key
-Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects.
+Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
 @return apiGetCurrentAccountRequest
 */
@@ -256,6 +256,16 @@ func (r apiGetCurrentAccountRequest) Execute() (Account, *_nethttp.Response, err
 		newErr := GenericOpenAPIError{
 			body:  localVarBody,
 			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v Error
+			err = r.apiService.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+			newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 401 {
 			var v Error

@@ -32,7 +32,7 @@ type apiGetOrganizationRequest struct {
 
 /*
 GetOrganization Get the organization of the API key
-Returns the organization the API key belongs to. Every other object the key can reach lives in this organization.
+Returns the organization the API key belongs to. Every other object the key can reach lives in this organization. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
 @return apiGetOrganizationRequest
 */
@@ -105,6 +105,16 @@ func (r apiGetOrganizationRequest) Execute() (Organization, *_nethttp.Response, 
 		newErr := GenericOpenAPIError{
 			body:  localVarBody,
 			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v Error
+			err = r.apiService.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+			newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 401 {
 			var v Error

@@ -32,7 +32,7 @@ type apiGetStatusRequest struct {
 
 /*
 GetStatus Check the API
-Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`.
+Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
 @return apiGetStatusRequest
 */
@@ -105,6 +105,16 @@ func (r apiGetStatusRequest) Execute() (map[string]interface{}, *_nethttp.Respon
 		newErr := GenericOpenAPIError{
 			body:  localVarBody,
 			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v Error
+			err = r.apiService.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+			newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 401 {
 			var v Error
@@ -230,6 +240,16 @@ func (r apiHeadStatusRequest) Execute() (*_nethttp.Response, error) {
 		newErr := GenericOpenAPIError{
 			body:  localVarBody,
 			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v Error
+			err = r.apiService.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+			newErr.model = v
+			return localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 401 {
 			var v Error

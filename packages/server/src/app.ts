@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { DomainError } from './domain/errors.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler } from './http/errors.js';
+import { jsonBodies } from './http/json-body.js';
 import { projectOperations, projectScope } from './http/project-scope.js';
 import { type RateLimit, rateLimit } from './http/rate-limit.js';
 import { rawTextBody } from './http/raw-text.js';
@@ -56,7 +57,7 @@ export function createApp(options: AppOptions): Express {
   app.use(authenticate(services.auth));
   if (limit) app.use(rateLimit(limit));
   app.put('/v0/pipelines/id/:id/scratchpad/key/:key', rawTextBody(SCRATCHPAD_VALUE_LIMIT_BYTES));
-  app.use(express.json({ limit: options.bodyLimitBytes ?? 1024 * 1024 }));
+  app.use(jsonBodies(openapiDocument, options.bodyLimitBytes ?? 1024 * 1024));
   app.use(apiValidator(options.validateResponses ?? false));
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
 

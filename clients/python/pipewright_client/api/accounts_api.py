@@ -155,7 +155,7 @@ class AccountsApi(object):
     def get_current_account(self, **kwargs):  # noqa: E501
         """Get the account of the API key  # noqa: E501
 
-        Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects.  # noqa: E501
+        Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_current_account(async_req=True)
@@ -179,7 +179,7 @@ class AccountsApi(object):
     def get_current_account_with_http_info(self, **kwargs):  # noqa: E501
         """Get the account of the API key  # noqa: E501
 
-        Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects.  # noqa: E501
+        Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_current_account_with_http_info(async_req=True)

@@ -39,7 +39,7 @@ class OrganizationApi(object):
     def get_organization(self, **kwargs):  # noqa: E501
         """Get the organization of the API key  # noqa: E501
 
-        Returns the organization the API key belongs to. Every other object the key can reach lives in this organization.  # noqa: E501
+        Returns the organization the API key belongs to. Every other object the key can reach lives in this organization. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_organization(async_req=True)
@@ -63,7 +63,7 @@ class OrganizationApi(object):
     def get_organization_with_http_info(self, **kwargs):  # noqa: E501
         """Get the organization of the API key  # noqa: E501
 
-        Returns the organization the API key belongs to. Every other object the key can reach lives in this organization.  # noqa: E501
+        Returns the organization the API key belongs to. Every other object the key can reach lives in this organization. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_organization_with_http_info(async_req=True)

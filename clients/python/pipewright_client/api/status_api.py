@@ -39,7 +39,7 @@ class StatusApi(object):
     def get_status(self, **kwargs):  # noqa: E501
         """Check the API  # noqa: E501
 
-        Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`.  # noqa: E501
+        Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_status(async_req=True)
@@ -63,7 +63,7 @@ class StatusApi(object):
     def get_status_with_http_info(self, **kwargs):  # noqa: E501
         """Check the API  # noqa: E501
 
-        Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`.  # noqa: E501
+        Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_status_with_http_info(async_req=True)

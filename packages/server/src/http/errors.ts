@@ -79,6 +79,11 @@ function fromValidator(error: ValidatorError, req: Request): DomainError {
   }
 }
 
+function undecodablePath(): DomainError {
+  const reason = 'is not valid percent-encoded UTF-8';
+  return new DomainError('invalid_route_variable', `the path ${reason}`, { reason });
+}
+
 function fromBadRequest(error: ValidatorError): DomainError {
   const problems = error.errors;
   const header = problems.find((p) => p.path.toLowerCase() === PROJECT_HEADER_PATH);
@@ -106,6 +111,8 @@ function fromBadRequest(error: ValidatorError): DomainError {
       },
     );
   }
+  // A path whose percent-encoding is not UTF-8 cannot be decoded into its variables.
+  if (problems.some((p) => p.message.startsWith('malformed uri'))) return undecodablePath();
   const param = problems.find((p) => p.path.startsWith('/params/'));
   if (param) {
     const variable = param.path.slice('/params/'.length);
@@ -119,7 +126,12 @@ function fromBadRequest(error: ValidatorError): DomainError {
 }
 
 /** Errors of body-parser, which parses the request before the validator sees it. */
-function fromBodyParser(error: { type?: string; message?: string }): DomainError | undefined {
+function fromBodyParser(error: {
+  type?: string;
+  message?: string;
+  status?: number;
+  errors?: unknown;
+}): DomainError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
       return new DomainError('invalid_json', `the request body is not valid JSON: ${error.message}`);
@@ -129,15 +141,37 @@ function fromBodyParser(error: { type?: string; message?: string }): DomainError
     case 'charset.unsupported':
       return new DomainError('unsupported_media_type', error.message ?? 'unsupported encoding');
     default:
-      return undefined;
+      // What it could not read otherwise (a gzip, deflate or br body that does not
+      // decompress) comes as a bare 400; the validator's 400s list their problems.
+      if (error.status !== 400 || error.errors !== undefined) return undefined;
+      return invalidRequestBody([
+        { pointer: '', reason: `cannot be read: ${error.message ?? 'unknown error'}` },
+      ]);
   }
+}
+
+/**
+ * SQLite's codes (better-sqlite3 puts them in `code`) for storage that cannot take a write
+ * now: a full disk, a read-only or failing file system, a lock held too long elsewhere. The
+ * transaction was rolled back, so nothing was applied, and the request may succeed later.
+ */
+const STORAGE_UNAVAILABLE = /^SQLITE_(READONLY|FULL|IOERR|BUSY)(_|$)/;
+
+function isStorageUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && STORAGE_UNAVAILABLE.test(code);
 }
 
 function toDomainError(error: unknown, req: Request): DomainError {
   if (error instanceof DomainError) return error;
+  // Express's router decodes the path's variables, and fails on broken percent-encoding.
+  if (error instanceof URIError) return undecodablePath();
   const parsed = fromBodyParser(error as { type?: string });
   if (parsed) return parsed;
   if (isValidatorError(error)) return fromValidator(error, req);
+  if (isStorageUnavailable(error)) {
+    return new DomainError('service_unavailable', 'the server cannot write to its storage now; retry later');
+  }
   return new DomainError('internal_error', 'internal error');
 }
 

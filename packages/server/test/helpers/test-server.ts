@@ -17,6 +17,8 @@ export interface TestServer {
   baseUrl: string;
   /** The PEM certificate the server presents. */
   ca: string;
+  /** Its SQLite file, for tests that compare the stored data itself. */
+  databaseFile: string;
   /** The admin key of the default organization made on first start. */
   adminKey: string;
   services: Services;
@@ -63,7 +65,8 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
-  const store = openStore(join(dir, 'pipewright.db'));
+  const databaseFile = join(dir, 'pipewright.db');
+  const store = openStore(databaseFile);
   const scheduler = createScheduler(
     store,
     runSteps,
@@ -93,6 +96,7 @@ export async function startTestServer(
   return {
     baseUrl,
     ca: cert,
+    databaseFile,
     adminKey,
     services,
     store,

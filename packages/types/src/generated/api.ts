@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Check the API
-         * @description Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`.
+         * @description Answers an empty JSON object when the server is up and the API key is valid. Use it as a health check or to test a key. While the server is shutting down it answers `503 service_unavailable`. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
          */
         get: operations["getStatus"];
         put?: never;
@@ -34,7 +34,7 @@ export interface paths {
         };
         /**
          * Get the organization of the API key
-         * @description Returns the organization the API key belongs to. Every other object the key can reach lives in this organization.
+         * @description Returns the organization the API key belongs to. Every other object the key can reach lives in this organization. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
          */
         get: operations["getOrganization"];
         put?: never;
@@ -54,7 +54,7 @@ export interface paths {
         };
         /**
          * Get the account of the API key
-         * @description Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects.
+         * @description Returns the account that owns the API key, including its role: `admin` accounts may also create, rename and delete projects. It takes no query parameters: any is rejected with `400 invalid_query_parameter`.
          */
         get: operations["getCurrentAccount"];
         put?: never;
@@ -2857,6 +2857,18 @@ export interface components {
         };
     };
     responses: {
+        /** @description The request is malformed. `code` says what was wrong: `invalid_request_body` (the body does not match its schema or breaks a rule, or nests arrays and objects more than 100 levels deep; `data.jsv_errors` lists every problem at once, each with a JSON pointer into the body), `invalid_json` (the body is not JSON, or not UTF-8), `invalid_query_parameter` (`data.parameter` names the parameter, `data.reason` says why), `invalid_route_variable` (a path segment such as an identifier is malformed) or `missing_project_id` (a project route was called without the `X-Service-Project-Id` header). */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "invalid_request_body" | "invalid_query_parameter" | "invalid_route_variable" | "missing_project_id" | "invalid_json";
+                };
+            };
+        };
         /** @description The request is not authenticated: `authentication_required` when the `Authorization` header is absent or is not `Bearer <API key>`, `invalid_api_key` when the key is unknown or belongs to a disabled account or organization. */
         Unauthorized: {
             headers: {
@@ -2891,7 +2903,7 @@ export interface components {
                 };
             };
         };
-        /** @description The server is shutting down and takes no more work (`service_unavailable`). Retry against the server once it is back. */
+        /** @description The server is shutting down and takes no more work, or its storage refuses writes (a full disk, a read-only or failing file system): `service_unavailable`. Nothing of the request was applied; retry later. */
         ServiceUnavailable: {
             headers: {
                 [name: string]: unknown;
@@ -2912,18 +2924,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     code?: "permission_denied";
-                };
-            };
-        };
-        /** @description The request is malformed. `code` says what was wrong: `invalid_request_body` (the body does not match its schema or breaks a rule; `data.jsv_errors` lists every problem at once, each with a JSON pointer into the body), `invalid_json` (the body is not JSON), `invalid_query_parameter` (`data.parameter` names the parameter, `data.reason` says why), `invalid_route_variable` (a path segment such as an identifier is malformed) or `missing_project_id` (a project route was called without the `X-Service-Project-Id` header). */
-        BadRequest: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    code?: "invalid_request_body" | "invalid_query_parameter" | "invalid_route_variable" | "missing_project_id" | "invalid_json";
                 };
             };
         };
@@ -3128,6 +3128,7 @@ export interface operations {
                     "application/json": components["schemas"]["StatusReport"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3149,6 +3150,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3186,6 +3188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -3224,6 +3227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];

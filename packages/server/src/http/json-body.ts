@@ -1,0 +1,71 @@
+import { isUtf8 } from 'node:buffer';
+import express, { type RequestHandler, Router } from 'express';
+import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import { pointer } from '../domain/json-pointer.js';
+
+/**
+ * How deep arrays and objects may nest in a JSON body. Parsing any depth is cheap, but the
+ * services store and echo bodies with JSON.stringify, which recurses: a body nested some
+ * thousands of levels deep would exhaust the stack there.
+ */
+const MAX_JSON_DEPTH = 100;
+
+type Method = 'post' | 'put' | 'patch' | 'delete';
+
+interface Operation {
+  requestBody?: { content?: Record<string, unknown> };
+}
+
+/** The routes whose operation takes a JSON body, in Express's syntax (`/v0/projects/id/:id`). */
+function jsonBodyRoutes(document: Record<string, unknown>): { method: Method; path: string }[] {
+  const routes: { method: Method; path: string }[] = [];
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!operation.requestBody?.content?.['application/json']) continue;
+      routes.push({ method: method as Method, path: `/v0${path.replace(/\{([^}]+)\}/g, ':$1')}` });
+    }
+  }
+  return routes;
+}
+
+/** Refuses what JSON.parse would silently repair: body-parser decodes bad bytes as U+FFFD. */
+function rejectInvalidUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding === 'utf-8' && !isUtf8(body)) {
+    throw new DomainError('invalid_json', 'the request body is not valid UTF-8');
+  }
+}
+
+/** The pointer of the first array or object nested deeper than MAX_JSON_DEPTH, if any. */
+function tooDeep(body: unknown): string | undefined {
+  const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null;
+  if (!isContainer(body)) return undefined;
+  const pending = [{ value: body, depth: 1, at: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth, at } = next;
+    if (depth > MAX_JSON_DEPTH) return at;
+    for (const [key, child] of Object.entries(value)) {
+      if (isContainer(child)) pending.push({ value: child, depth: depth + 1, at: pointer(at, key) });
+    }
+  }
+  return undefined;
+}
+
+const rejectDeepNesting: RequestHandler = (req, _res, next) => {
+  const at = tooDeep(req.body);
+  if (at === undefined) return next();
+  throw invalidRequestBody([
+    { pointer: at, reason: `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep` },
+  ]);
+};
+
+/**
+ * Parses JSON bodies, strict UTF-8 and at most MAX_JSON_DEPTH deep, on the routes whose
+ * operation takes one. A body sent anywhere else is ignored, as HTTP allows: reading it
+ * could only produce answers (413, 415, invalid_json) that those operations do not have.
+ */
+export function jsonBodies(document: Record<string, unknown>, limitBytes: number): Router {
+  const parse = express.json({ limit: limitBytes, verify: rejectInvalidUtf8 });
+  const router = Router();
+  for (const { method, path } of jsonBodyRoutes(document)) router[method](path, parse, rejectDeepNesting);
+  return router;
+}

@@ -1,0 +1,44 @@
+import { Pool } from 'undici';
+import type { Answer } from './spec.js';
+
+export interface RawRequest {
+  method: string;
+  /** Sent exactly as given: no normalization, no encoding. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface Sender {
+  send(request: RawRequest): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+/**
+ * Sends raw requests over a few kept-alive HTTPS connections, each bounded in time: a
+ * server that hangs fails the test instead of stalling it.
+ */
+export function createSender(
+  server: { baseUrl: string; ca: string },
+  options: { connections?: number; timeoutMs?: number } = {},
+): Sender {
+  const timeout = options.timeoutMs ?? 15_000;
+  const pool = new Pool(server.baseUrl, {
+    connect: { ca: server.ca },
+    connections: options.connections ?? 4,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+  return {
+    async send({ method, path, headers = {}, body }) {
+      const response = await pool.request({
+        method: method.toUpperCase() as 'GET',
+        path,
+        headers,
+        body: body ?? null,
+      });
+      return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+    },
+    close: () => pool.close(),
+  };
+}
