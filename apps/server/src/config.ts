@@ -18,6 +18,8 @@ export interface ServeConfig {
   /** Requests per second per API key, with bursts of twice that; 0 turns the limit off. */
   rateLimitPerSecond: number;
   bodyLimitBytes: number;
+  /** Time a client has to send a whole request (TLS handshake, headers and body). */
+  requestTimeoutMs: number;
 }
 
 export const USAGE = `Usage:
@@ -49,6 +51,10 @@ Options (each also read from the environment variable named beside it):
   --rate-limit N        requests per second per API key, bursts of 2N; 0 turns it off
                         (PIPEWRIGHT_RATE_LIMIT, default 100)
   --body-limit BYTES    largest request body (PIPEWRIGHT_BODY_LIMIT, default 1048576)
+  --request-timeout SECONDS
+                        time a client has to send a whole request, its TLS handshake
+                        and headers included, before it is cut off
+                        (PIPEWRIGHT_REQUEST_TIMEOUT, default 30)
   -h, --help            show this help
 `;
 
@@ -96,6 +102,7 @@ function parse(argv: string[]) {
       'step-output-limit': { type: 'string' },
       'rate-limit': { type: 'string' },
       'body-limit': { type: 'string' },
+      'request-timeout': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -157,5 +164,7 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     ),
     rateLimitPerSecond: count(values, env, 'rate-limit', 'PIPEWRIGHT_RATE_LIMIT', 100),
     bodyLimitBytes: count(values, env, 'body-limit', 'PIPEWRIGHT_BODY_LIMIT', 1024 * 1024),
+    requestTimeoutMs:
+      1000 * Math.max(1, count(values, env, 'request-timeout', 'PIPEWRIGHT_REQUEST_TIMEOUT', 30)),
   };
 }

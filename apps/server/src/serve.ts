@@ -20,6 +20,9 @@ export const DATABASE_FILE = 'pipewright.db';
 
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(line));
+  // Past a file size limit (ulimit -f) the kernel sends SIGXFSZ, which kills by default:
+  // handled, the write fails instead, like on a full disk, and the API answers 503.
+  process.on('SIGXFSZ', () => undefined);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   // The scheduler's bookkeeping (claims, step records) goes through a connection that does
@@ -50,17 +53,27 @@ export async function serve(config: ServeConfig): Promise<void> {
       burst: 2 * config.rateLimitPerSecond,
     },
   });
+  // Slow clients hold a connection at most this long: Node's defaults allow 5 minutes per
+  // request and 2 for a TLS handshake, and check only every 30 seconds.
+  const timeouts = {
+    requestTimeout: config.requestTimeoutMs,
+    headersTimeout: config.requestTimeoutMs,
+    connectionsCheckingInterval: 1000,
+  };
   let server: Server;
   let scheme: 'http' | 'https';
   let caFile: string | undefined;
   if (config.insecureHttp) {
-    server = createHttpServer(app);
+    server = createHttpServer(timeouts, app);
     scheme = 'http';
     logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   } else {
     const given = config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined;
     const tls = await ensureCertificate(config.dataDir, given);
-    server = createHttpsServer({ ...readTls(tls), minVersion: 'TLSv1.2' }, app);
+    server = createHttpsServer(
+      { ...readTls(tls), minVersion: 'TLSv1.2', handshakeTimeout: config.requestTimeoutMs, ...timeouts },
+      app,
+    );
     scheme = 'https';
     if (tls.selfSigned) caFile = tls.cert;
     if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
