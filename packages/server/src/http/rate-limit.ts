@@ -9,14 +9,26 @@ export interface RateLimit {
   burst: number;
 }
 
+/** Buckets kept before the full ones are dropped: each task attempt has a key of its own. */
+const PRUNE_ABOVE = 10_000;
+
 /** A token bucket per API key, in memory: the server is one process. */
 export function rateLimit(limit: RateLimit, clock: () => number = Date.now): RequestHandler {
   const buckets = new Map<string, { tokens: number; updated: number }>();
+  const refilled = (bucket: { tokens: number; updated: number }, now: number) =>
+    Math.min(limit.burst, bucket.tokens + ((now - bucket.updated) / 1000) * limit.perSecond);
+  let pruneAt = PRUNE_ABOVE;
   return (_req, res, next) => {
     const { keyId } = principalOf(res);
     const now = clock();
+    if (buckets.size >= pruneAt) {
+      // A full bucket is what an absent one would be: dropping it changes nothing. Doubling
+      // the threshold keeps the sweeps rare when most buckets are in use.
+      for (const [id, bucket] of buckets) if (refilled(bucket, now) >= limit.burst) buckets.delete(id);
+      pruneAt = Math.max(PRUNE_ABOVE, 2 * buckets.size);
+    }
     const bucket = buckets.get(keyId) ?? { tokens: limit.burst, updated: now };
-    bucket.tokens = Math.min(limit.burst, bucket.tokens + ((now - bucket.updated) / 1000) * limit.perSecond);
+    bucket.tokens = refilled(bucket, now);
     bucket.updated = now;
     buckets.set(keyId, bucket);
     if (bucket.tokens < 1) {

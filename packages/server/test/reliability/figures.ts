@@ -1,9 +1,7 @@
-import { appendFileSync } from 'node:fs';
-
 /**
- * What a reliability test measured. Each test prints its figures on one line; when
- * PIPEWRIGHT_RELIABILITY_FIGURES names a file (`npm run reliability` does), they are also
- * appended there as a JSON line, for the summary.
+ * What a reliability test measured. Each test prints its figures on one line,
+ * `reliability figures {"area": ..., ...}`, which `npm run reliability` (summary.mjs)
+ * collects from the output of the whole suite into its summary.
  */
 export interface Figures {
   /** Requests sent. */
@@ -17,8 +15,5 @@ export interface Figures {
 }
 
 export function recordFigures(area: string, figures: Figures): void {
-  const line = JSON.stringify({ area, ...figures });
-  process.stdout.write(`reliability figures ${line}\n`);
-  const file = process.env.PIPEWRIGHT_RELIABILITY_FIGURES;
-  if (file) appendFileSync(file, `${line}\n`);
+  process.stdout.write(`reliability figures ${JSON.stringify({ area, ...figures })}\n`);
 }

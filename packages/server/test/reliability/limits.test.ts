@@ -1,8 +1,11 @@
+import type { Request, Response } from 'express';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateLimit } from '../../src/http/rate-limit.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { recordFigures } from './figures.js';
 import { createSender, type RawRequest, type Sender } from './http.js';
+import { memoryAfterGc } from './memory.js';
 import { type Answer, OPERATIONS, type Operation, specProblem } from './spec.js';
 import { buildWorld, validRequest, type World } from './world.js';
 
@@ -117,6 +120,30 @@ describe('the rate limit', () => {
       await slow.close();
       await limited.close();
     }
+  });
+});
+
+describe("the rate limit's memory", () => {
+  it('stays bounded however many keys come and go (each task attempt has its own)', () => {
+    let now = 0;
+    const limiter = rateLimit({ perSecond: 100, burst: 200 }, () => now);
+    const request = {} as Request;
+    const pass = (keyId: string) => {
+      const res = { locals: { principal: { keyId } } } as unknown as Response;
+      limiter(request, res, () => undefined);
+    };
+    const keysOnce = (from: number, count: number) => {
+      for (let i = from; i < from + count; i += 1) {
+        pass(`key-${i.toString().padStart(23, '0')}`);
+        // A thousand new keys every 10 seconds: the buckets of the older ones refill.
+        if (i % 1000 === 0) now += 10_000;
+      }
+    };
+    keysOnce(0, 20_000);
+    const warm = memoryAfterGc().heapMiB;
+    keysOnce(20_000, 300_000);
+    // 300,000 kept buckets would take tens of MiB.
+    expect(memoryAfterGc().heapMiB - warm).toBeLessThan(8);
   });
 });
 

@@ -1,10 +1,9 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished } from '../helpers/projects.js';
 import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 import { recordFigures } from './figures.js';
 import { createSender, type RawRequest, type Sender } from './http.js';
+import { memoryAfterGc } from './memory.js';
 import { buildWorld, type World } from './world.js';
 
 // Load: 50 clients, each on its own connection, sending mixed traffic (reads, scratchpad
@@ -23,9 +22,6 @@ const MAX_EXECUTIONS = 60;
  */
 const RSS_BOUND_MIB = 32;
 const HEAP_BOUND_MIB = 16;
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 let server: TestServer;
 let world: World;
@@ -51,14 +47,6 @@ afterAll(async () => {
   });
   await server.close();
 });
-
-const MIB = 1024 * 1024;
-
-function measure() {
-  collectGarbage();
-  const { rss, heapUsed } = process.memoryUsage();
-  memory.push({ rssMiB: rss / MIB, heapMiB: heapUsed / MIB });
-}
 
 /** One client: its own connection, its own scratchpad keys, until the round's deadline. */
 async function client(index: number, sender: Sender, deadline: number, round: number): Promise<void> {
@@ -128,7 +116,7 @@ describe('50 clients of mixed traffic', () => {
       for (let round = 0; round < ROUNDS; round += 1) {
         const deadline = Date.now() + ROUND_MS;
         await Promise.all(senders.map((sender, index) => client(index, sender, deadline, round)));
-        measure();
+        memory.push(memoryAfterGc());
       }
     } finally {
       await Promise.all(senders.map((sender) => sender.close()));
