@@ -108,10 +108,14 @@ describe('the rate limit', () => {
         path: '/v0/status',
         headers: { authorization: `Bearer ${limited.adminKey}` },
       };
-      const first = [await send(status, slow), await send(status, slow), await send(status, slow)];
-      expect(first.map((a) => a.status)).toEqual([200, 200, 429]);
-      const [, , refused] = first as [Answer, Answer, Answer];
+      const answers: Answer[] = [];
+      for (let i = 0; i < 5; i += 1) answers.push(await send(status, slow));
+      // The burst passes; the rest would need seconds between them to pass too.
+      expect(answers.slice(0, 2).map((a) => a.status)).toEqual([200, 200]);
+      const refused = answers.find((a) => a.status === 429);
+      if (!refused) throw new Error(`no 429 in ${answers.map((a) => a.status)}`);
       expect(codeOf(refused)).toBe('rate_limited');
+      expect(specProblem(operation('getStatus'), refused)).toBeUndefined();
       const wait = Number(refused.headers['retry-after']);
       expect(wait).toBeGreaterThanOrEqual(1);
       await new Promise((resolve) => setTimeout(resolve, wait * 1000));
