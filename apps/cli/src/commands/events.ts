@@ -110,7 +110,9 @@ export const events: Group = {
         const { client } = await session.project();
         const filters = { name: option(invocation, 'name'), connector: option(invocation, 'connector') };
         const pipelineId = option(invocation, 'pipeline');
+        // Newest first: ids only order events by the second they were made in.
         const query = {
+          sort: 'event_time',
           order: 'desc',
           ...(filters.name ? { name: filters.name } : {}),
           ...(filters.connector ? { connector: filters.connector } : {}),

@@ -80,7 +80,7 @@ export const pipelines: Group = {
       async run(session, invocation) {
         const { client } = await session.project();
         const status = option(invocation, 'status') as Pipeline['status'] | undefined;
-        const query = { order: 'desc', ...(status ? { status } : {}) } as const;
+        const query = { sort: 'creation_time', order: 'desc', ...(status ? { status } : {}) } as const;
         await printList(
           session,
           client,

@@ -48,7 +48,9 @@ export const tasks: Group = {
         const pipelineId = option(invocation, 'pipeline');
         const status = option(invocation, 'status') as Task['status'] | undefined;
         const query: ListQuery<'/tasks'> = {
-          ...(pipelineId ? { pipeline_id: pipelineId, sort: 'creation_time' } : { order: 'desc' }),
+          ...(pipelineId
+            ? { pipeline_id: pipelineId, sort: 'creation_time' }
+            : { sort: 'creation_time', order: 'desc' }),
           ...(status ? { status } : {}),
         };
         await printList(session, client, '/tasks', query, invocation.values, listColumns, 'tasks');
