@@ -197,6 +197,8 @@ describe('pipewright deploy', () => {
     const dir = directoryWith({
       'a.yaml': 'type: task\nversion: 1\nname: a\ndata:\n  steps: [{ source: missing.sh }]\n',
       'b.yaml': 'type: task\n---\n- a list\n---\nkey: [unclosed\n',
+      'c.yaml':
+        'type: task\nversion: 1\nname: c\ndata:\n  steps: [{ source: /etc/hostname }, { source: ../../../../../../../../etc/hostname }]\n',
     });
 
     const result = await runCli(['deploy', '.'], { env: connectionEnv(server, project.id), cwd: dir });
@@ -205,6 +207,13 @@ describe('pipewright deploy', () => {
     expect(result.stderr).toContain('a.yaml:1: /data/steps/0/source: cannot read missing.sh: ENOENT');
     expect(result.stderr).toContain('b.yaml:2: a resource spec must be a mapping');
     expect(result.stderr).toMatch(/b\.yaml:3: .+/);
+    // Sources stay inside the deployed directory, by absolute path or by `..`.
+    expect(result.stderr).toContain(
+      'c.yaml:1: /data/steps/0/source: /etc/hostname is outside the deployed directory',
+    );
+    expect(result.stderr).toContain(
+      'c.yaml:1: /data/steps/1/source: ../../../../../../../../etc/hostname is outside the deployed directory',
+    );
     expect(await installedSpecs(client)).toEqual([]);
   });
 });

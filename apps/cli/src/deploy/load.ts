@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CliError } from '../errors.js';
 import { findSpecFiles } from './files.js';
@@ -22,11 +22,25 @@ export const describeOrigin = (origin: Origin) => `${origin.file}:${origin.docum
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Whether `file` (links resolved) lies inside the directory `root` (links resolved). */
+function isInside(root: string, file: string): boolean {
+  const path = relative(realpathSync(root), realpathSync(file));
+  return path !== '' && !path.startsWith('..') && !isAbsolute(path);
+}
+
 /**
  * A task step's `source` replaced by `code` holding the file's content (a path relative to
- * the YAML file), in the same place among the step's members. Problems are collected.
+ * the YAML file), in the same place among the step's members. A source must lie inside the
+ * deployed directory: a set of YAML files cannot make deploy upload any file the deployer
+ * can read. Problems are collected.
  */
-function inlineSources(spec: Record<string, unknown>, yamlFile: string, problems: string[], at: string) {
+function inlineSources(
+  spec: Record<string, unknown>,
+  yamlFile: string,
+  root: string,
+  problems: string[],
+  at: string,
+) {
   const data = spec.data;
   if (spec.type !== 'task' || !isObject(data) || !Array.isArray(data.steps)) return;
   data.steps = data.steps.map((step: unknown, index) => {
@@ -39,6 +53,10 @@ function inlineSources(spec: Record<string, unknown>, yamlFile: string, problems
     const file = resolve(dirname(yamlFile), step.source);
     let code: string;
     try {
+      if (!isInside(root, file)) {
+        problems.push(`${at}: ${pointer}: ${step.source} is outside the deployed directory`);
+        return step;
+      }
       code = readFileSync(file, 'utf8');
     } catch (error) {
       problems.push(
@@ -77,7 +95,7 @@ export function loadSpecs(dir: string, cwd = process.cwd()): LoadedSpecs {
         problems.push(`${at}: a resource spec must be a mapping (type, version, name, data)`);
         return;
       }
-      inlineSources(spec, file, problems, at);
+      inlineSources(spec, file, dir, problems, at);
       loaded.specs.push(spec);
       loaded.origins.push(origin);
     });
