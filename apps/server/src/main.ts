@@ -1,7 +1,7 @@
-import { join } from 'node:path';
 import { createProvisioningService, DomainError, openStore } from '@pipewright/server';
 import { dataDirOf, type ParsedCommand, parseCommand, serveConfig, USAGE, UsageError } from './config.js';
-import { DATABASE_FILE, serve } from './serve.js';
+import { privateDatabaseFile } from './data-dir.js';
+import { serve } from './serve.js';
 
 function required(values: ParsedCommand['values'], name: string): string {
   const value = values[name];
@@ -12,7 +12,7 @@ function required(values: ParsedCommand['values'], name: string): string {
 /** Runs one admin command against the database of the data directory, and prints the key. */
 function administer(parsed: ParsedCommand): void {
   const { command, positionals, values } = parsed;
-  const store = openStore(join(dataDirOf(values, process.env), DATABASE_FILE));
+  const store = openStore(privateDatabaseFile(dataDirOf(values, process.env)));
   try {
     const provisioning = createProvisioningService(store, () => new Date());
     let apiKey: string;

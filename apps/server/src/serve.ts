@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
@@ -14,20 +14,19 @@ import {
   type Scheduler,
 } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
+import { privateDatabaseFile } from './data-dir.js';
 import { ensureCertificate, readTls } from './tls.js';
-
-export const DATABASE_FILE = 'pipewright.db';
 
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(line));
   // Past a file size limit (ulimit -f) the kernel sends SIGXFSZ, which kills by default:
   // handled, the write fails instead, like on a full disk, and the API answers 503.
   process.on('SIGXFSZ', () => undefined);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = openStore(join(config.dataDir, DATABASE_FILE));
+  const databaseFile = privateDatabaseFile(config.dataDir);
+  const store = openStore(databaseFile);
   // The scheduler's bookkeeping (claims, step records) goes through a connection that does
   // not sync every commit: what the API acknowledges still does, through `store`.
-  const workStore = openStore(join(config.dataDir, DATABASE_FILE), 'relaxed');
+  const workStore = openStore(databaseFile, 'relaxed');
   const scheduler = createScheduler(
     workStore,
     runSteps,

@@ -528,9 +528,13 @@ describe("the program's secrets", () => {
     const first = await start();
     const { dataDir, apiKey } = first;
     const mode = (path: string) => statSync(join(dataDir, path)).mode & 0o777;
-    expect([mode('.'), mode('tls'), mode('tls/key.pem'), mode('admin-api-key')]).toEqual([
-      0o700, 0o700, 0o600, 0o600,
-    ]);
+    expect([
+      mode('.'),
+      mode('tls'),
+      mode('tls/key.pem'),
+      mode('admin-api-key'),
+      mode('pipewright.db'),
+    ]).toEqual([0o700, 0o700, 0o600, 0o600, 0o600]);
     const pem = readFileSync(join(dataDir, 'tls', 'cert.pem'));
     const { publicKey } = new X509Certificate(pem);
     expect([publicKey.asymmetricKeyType, publicKey.asymmetricKeyDetails?.namedCurve]).toEqual([
