@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
 
 // Crash safety and graceful stop, with the real program: SIGKILL in the middle of running
@@ -18,9 +18,19 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+const started: RunningServer[] = [];
 async function start(dataDir: string, extra: string[] = []) {
-  return startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra]);
+  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra]);
+  started.push(server);
+  return server;
 }
+// A failing test must not leave its servers running.
+afterEach(() => {
+  for (const server of started.splice(0)) {
+    if (server.process.exitCode === null && server.process.signalCode === null)
+      server.process.kill('SIGKILL');
+  }
+});
 
 function clientOf(server: RunningServer, dataDir: string, apiKey: string, projectId?: string): ApiClient {
   return createClient({
