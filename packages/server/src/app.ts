@@ -2,6 +2,7 @@ import { openapiDocument } from '@pipewright/types';
 import express, { type Express } from 'express';
 import { DomainError } from './domain/errors.js';
 import { authenticate } from './http/authenticate.js';
+import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { jsonBodies } from './http/json-body.js';
 import { projectOperations, projectScope } from './http/project-scope.js';
@@ -61,22 +62,25 @@ export function createApp(options: AppOptions): Express {
   app.use(apiValidator(options.validateResponses ?? false));
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
 
-  const v0 = express.Router();
-  v0.use(
-    statusRoutes(),
-    organizationRoutes(services),
-    accountRoutes(services),
-    projectRoutes(services),
-    resourceRoutes(services),
-    commandRoutes(services),
-    eventRoutes(services),
-    pipelineRoutes(services),
-    scratchpadRoutes(services),
-    taskRoutes(services),
+  app.use(
+    dispatch(
+      {
+        ...statusRoutes(),
+        ...organizationRoutes(services),
+        ...accountRoutes(services),
+        ...projectRoutes(services),
+        ...resourceRoutes(services),
+        ...commandRoutes(services),
+        ...eventRoutes(services),
+        ...pipelineRoutes(services),
+        ...scratchpadRoutes(services),
+        ...taskRoutes(services),
+      },
+      openapiDocument,
+    ),
   );
-  app.use('/v0', v0);
   app.use((req) => {
-    // Routes of the spec not served yet would otherwise vanish into a bare 404.
+    // The validator answers unknown routes itself; this is for anything it let through.
     throw new DomainError('route_not_found', `no route ${req.method} ${req.path}`, { target: req.path });
   });
   app.use(errorHandler(logger));

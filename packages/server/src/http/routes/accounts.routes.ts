@@ -1,17 +1,18 @@
-import { Router } from 'express';
 import type { Services } from '../../services/index.js';
 import { principalOf } from '../context.js';
+import type { Handlers } from '../dispatch.js';
 import { pageRequest } from '../pagination.js';
 
-export function accountRoutes({ accounts }: Services): Router {
-  return Router()
-    .get('/account', function getCurrentAccount(_req, res) {
+export function accountRoutes({ accounts }: Services): Handlers {
+  return {
+    getCurrentAccount(_req, res) {
       res.json(accounts.getCurrent(principalOf(res)));
-    })
-    .get('/accounts', function listAccounts(req, res) {
+    },
+    listAccounts(req, res) {
       res.json(accounts.list(principalOf(res), pageRequest(req)));
-    })
-    .get('/accounts/id/:id', function getAccount(req, res) {
+    },
+    getAccount(req, res) {
       res.json(accounts.get(principalOf(res), req.params.id as string));
-    });
+    },
+  };
 }

@@ -1,25 +1,26 @@
 import type { Schemas } from '@pipewright/types';
-import { Router } from 'express';
 import type { Services } from '../../services/index.js';
 import { principalOf, projectOf } from '../context.js';
+import type { Handlers } from '../dispatch.js';
 import { pageRequest } from '../pagination.js';
 
-export function eventRoutes({ events }: Services): Router {
-  return Router()
-    .post('/events', function createEvents(req, res) {
+export function eventRoutes({ events }: Services): Handlers {
+  return {
+    createEvents(req, res) {
       // The project header is optional here: without it, triggers of every project answer.
       const project = res.locals.project as Schemas['Project'] | undefined;
       res.status(201).json(events.create(principalOf(res), project, req.body as Schemas['CustomEvent']));
-    })
-    .get('/events', function listEvents(req, res) {
+    },
+    listEvents(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = { connector: query.connector, name: query.name, pipeline_id: query.pipeline_id };
       res.json(events.list(projectOf(res), filters, pageRequest(req)));
-    })
-    .get('/events/id/:id', function getEvent(req, res) {
+    },
+    getEvent(req, res) {
       res.json(events.get(projectOf(res), req.params.id as string));
-    })
-    .post('/events/id/:id/replay', function replayEvent(req, res) {
+    },
+    replayEvent(req, res) {
       res.status(201).json(events.replay(projectOf(res), req.params.id as string));
-    });
+    },
+  };
 }

@@ -1,9 +1,11 @@
-import { Router } from 'express';
 import type { Services } from '../../services/index.js';
 import { principalOf } from '../context.js';
+import type { Handlers } from '../dispatch.js';
 
-export function organizationRoutes(services: Services): Router {
-  return Router().get('/org', function getOrganization(_req, res) {
-    res.json(services.organizations.getCurrent(principalOf(res)));
-  });
+export function organizationRoutes(services: Services): Handlers {
+  return {
+    getOrganization(_req, res) {
+      res.json(services.organizations.getCurrent(principalOf(res)));
+    },
+  };
 }

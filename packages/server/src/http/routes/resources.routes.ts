@@ -1,7 +1,8 @@
 import type { operations, Schemas } from '@pipewright/types';
-import { type Request, Router } from 'express';
+import type { Request } from 'express';
 import type { Services } from '../../services/index.js';
 import { principalOf, projectOf } from '../context.js';
+import type { Handlers } from '../dispatch.js';
 import { pageRequest } from '../pagination.js';
 
 type ResourceType = Schemas['ResourceSpec']['type'];
@@ -13,23 +14,24 @@ function isDryRun(req: Request): boolean {
   return value === '' || value === 'true';
 }
 
-export function resourceRoutes({ resources }: Services): Router {
-  return Router()
-    .put('/projects/id/:id/resources', function installResources(req, res) {
+export function resourceRoutes({ resources }: Services): Handlers {
+  return {
+    installResources(req, res) {
       // Only the envelope has been validated: the service judges the specs, all together.
       const { specs } = req.body as { specs: unknown[] };
       resources.install(principalOf(res), req.params.id as string, specs, { dryRun: isDryRun(req) });
       res.status(204).end();
-    })
-    .get('/resources', function listResources(req, res) {
+    },
+    listResources(req, res) {
       const { type } = req.query as { type?: ResourceType };
       res.json(resources.list(projectOf(res), type, pageRequest(req)));
-    })
-    .get('/resources/id/:id', function getResource(req, res) {
+    },
+    getResource(req, res) {
       res.json(resources.get(projectOf(res), req.params.id as string));
-    })
-    .get('/resources/type/:type/name/:name', function getResourceByTypeAndName(req, res) {
+    },
+    getResourceByTypeAndName(req, res) {
       const { type, name } = req.params as { type: ResourceType; name: string };
       res.json(resources.getByTypeAndName(projectOf(res), type, name));
-    });
+    },
+  };
 }

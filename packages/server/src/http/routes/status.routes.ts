@@ -1,11 +1,12 @@
-import { Router } from 'express';
+import type { Handlers } from '../dispatch.js';
 
-export function statusRoutes(): Router {
-  return Router()
-    .head('/status', function headStatus(_req, res) {
+export function statusRoutes(): Handlers {
+  return {
+    headStatus(_req, res) {
       res.status(200).end();
-    })
-    .get('/status', function getStatus(_req, res) {
+    },
+    getStatus(_req, res) {
       res.json({});
-    });
+    },
+  };
 }

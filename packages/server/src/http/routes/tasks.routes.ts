@@ -1,20 +1,21 @@
-import { Router } from 'express';
 import type { Status } from '../../domain/execution.js';
 import type { Services } from '../../services/index.js';
 import { projectOf } from '../context.js';
+import type { Handlers } from '../dispatch.js';
 import { pageRequest } from '../pagination.js';
 
-export function taskRoutes({ tasks }: Services): Router {
-  return Router()
-    .get('/tasks', function listTasks(req, res) {
+export function taskRoutes({ tasks }: Services): Handlers {
+  return {
+    listTasks(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = { pipeline_id: query.pipeline_id, status: query.status as Status | undefined };
       res.json(tasks.list(projectOf(res), filters, pageRequest(req)));
-    })
-    .get('/tasks/id/:id', function getTask(req, res) {
+    },
+    getTask(req, res) {
       res.json(tasks.get(projectOf(res), req.params.id as string));
-    })
-    .get('/tasks/id/:id/steps', function listStepExecutions(req, res) {
+    },
+    listStepExecutions(req, res) {
       res.json(tasks.steps(projectOf(res), req.params.id as string));
-    });
+    },
+  };
 }
