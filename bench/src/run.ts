@@ -38,7 +38,7 @@ function table(rows: Row[]): string {
     r.metric,
     format(r.ours, r.unit),
     r.baseline === undefined ? '' : `${format(r.baseline, r.unit)} (${r.baselineName})`,
-    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`,
+    r.ratio === undefined ? '' : `${r.ratio < 0.1 ? r.ratio.toPrecision(2) : r.ratio.toFixed(2)}x`,
     r.unit,
     r.goal ?? '',
     r.met === undefined ? '' : r.met ? 'yes' : 'NO',
