@@ -37,7 +37,6 @@ export interface Page<T> {
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 
 export function encodeKey(sort: string, position: Position): string {
   const payload = [sort, position.value, position.id, position.inclusive ? 1 : 0];

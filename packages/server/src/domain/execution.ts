@@ -2,7 +2,7 @@
 
 export type Status = 'created' | 'started' | 'successful' | 'failed' | 'aborted';
 
-export const UNFINISHED: readonly Status[] = ['created', 'started'];
+const UNFINISHED: readonly Status[] = ['created', 'started'];
 
 export function isFinished(status: Status): boolean {
   return !UNFINISHED.includes(status);

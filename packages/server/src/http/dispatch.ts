@@ -1,18 +1,8 @@
 import type { RequestHandler } from 'express';
+import { specOperations } from './spec-operations.js';
 
 /** Route handlers by operationId: each is named after the operation it serves. */
 export type Handlers = Record<string, RequestHandler>;
-
-const METHODS = new Set(['get', 'put', 'post', 'delete', 'head', 'patch', 'options', 'trace']);
-
-function operationIds(document: Record<string, unknown>): string[] {
-  const paths = (document.paths ?? {}) as Record<string, Record<string, { operationId?: string }>>;
-  return Object.values(paths).flatMap((item) =>
-    Object.entries(item)
-      .filter(([method]) => METHODS.has(method))
-      .map(([, operation]) => operation.operationId ?? ''),
-  );
-}
 
 /**
  * Runs the handler of the operation the validator matched (route and method): handlers need
@@ -21,7 +11,7 @@ function operationIds(document: Record<string, unknown>): string[] {
  * checked once, when the app is made.
  */
 export function dispatch(handlers: Handlers, document: Record<string, unknown>): RequestHandler {
-  const ids = operationIds(document);
+  const ids = specOperations(document).map((operation) => operation.operationId);
   const missing = ids.filter((id) => !Object.hasOwn(handlers, id));
   const unknown = Object.keys(handlers).filter((id) => !ids.includes(id));
   if (missing.length > 0 || unknown.length > 0) {

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler, Router } from 'express';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import { pointer } from '../domain/json-pointer.js';
+import { specOperations } from './spec-operations.js';
 
 /**
  * How deep arrays and objects may nest in a JSON body. Parsing any depth is cheap, but the
@@ -12,20 +13,14 @@ const MAX_JSON_DEPTH = 100;
 
 type Method = 'post' | 'put' | 'patch' | 'delete';
 
-interface Operation {
-  requestBody?: { content?: Record<string, unknown> };
-}
-
 /** The routes whose operation takes a JSON body, in Express's syntax (`/v0/projects/id/:id`). */
 function jsonBodyRoutes(document: Record<string, unknown>): { method: Method; path: string }[] {
-  const routes: { method: Method; path: string }[] = [];
-  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!operation.requestBody?.content?.['application/json']) continue;
-      routes.push({ method: method as Method, path: `/v0${path.replace(/\{([^}]+)\}/g, ':$1')}` });
-    }
-  }
-  return routes;
+  return specOperations(document)
+    .filter((operation) => operation.bodyTypes.includes('application/json'))
+    .map(({ method, path }) => ({
+      method: method as Method,
+      path: `/v0${path.replace(/\{([^}]+)\}/g, ':$1')}`,
+    }));
 }
 
 /** Refuses what JSON.parse would silently repair: body-parser decodes bad bytes as U+FFFD. */

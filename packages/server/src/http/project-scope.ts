@@ -2,41 +2,19 @@ import type { RequestHandler } from 'express';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
 import { principalOf } from './context.js';
+import { type SpecOperation, specOperations } from './spec-operations.js';
 
 const HEADER = 'x-service-project-id';
 
-type Parameter = { $ref: string } | { in: string; name: string };
-
-interface Operation {
-  operationId?: string;
-  parameters?: Parameter[];
-}
-
-/**
- * The operationIds whose parameters, at operation or path level, include the project
- * header: the spec says which routes are project routes.
- */
+/** The operationIds that take the project header: the spec says which routes are project routes. */
 export function projectOperations(document: Record<string, unknown>): Set<string> {
-  const components = (document.components ?? {}) as {
-    parameters?: Record<string, { in: string; name: string }>;
-  };
-  const resolve = (p: Parameter) =>
-    '$ref' in p ? components.parameters?.[p.$ref.replace('#/components/parameters/', '')] : p;
-  const declares = (parameters: Parameter[] = []) =>
-    parameters.some((p) => {
-      const parameter = resolve(p);
-      return parameter?.in === 'header' && parameter.name.toLowerCase() === HEADER;
-    });
-  const found = new Set<string>();
-  const items = Object.values((document.paths ?? {}) as Record<string, Record<string, unknown>>);
-  for (const { parameters, ...methods } of items) {
-    const pathLevel = declares(parameters as Parameter[] | undefined);
-    for (const operation of Object.values(methods) as Operation[]) {
-      if (operation.operationId && (pathLevel || declares(operation.parameters)))
-        found.add(operation.operationId);
-    }
-  }
-  return found;
+  const takesHeader = (operation: SpecOperation) =>
+    operation.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === HEADER);
+  return new Set(
+    specOperations(document)
+      .filter(takesHeader)
+      .map((operation) => operation.operationId),
+  );
 }
 
 // The key of a task may use the routes of its own project, and check that the API is up.

@@ -17,6 +17,7 @@ export type { WorkNotifier } from './work.js';
 /** The use cases over one store; `work` is the scheduler, told about new work. */
 export function createServices(store: Store, work: WorkNotifier, clock: () => Date = () => new Date()) {
   const projects = createProjectService(store);
+  const pipelines = createPipelineService(store, work, clock);
   return {
     auth: createAuthService(store, clock),
     organizations: createOrganizationService(store),
@@ -25,9 +26,9 @@ export function createServices(store: Store, work: WorkNotifier, clock: () => Da
     resources: createResourceService(store, projects, clock),
     commands: createCommandService(store, work, clock),
     events: createEventService(store, work, clock),
-    pipelines: createPipelineService(store, work, clock),
+    pipelines,
     tasks: createTaskService(store),
-    scratchpads: createScratchpadService(store),
+    scratchpads: createScratchpadService(store, pipelines),
     provisioning: createProvisioningService(store, clock),
   };
 }

@@ -90,3 +90,5 @@ export function createPipelineService(store: Store, work: WorkNotifier, clock: (
     },
   };
 }
+
+export type PipelineService = ReturnType<typeof createPipelineService>;

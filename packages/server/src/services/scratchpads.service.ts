@@ -1,18 +1,15 @@
 import type { Schemas } from '@pipewright/types';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import type { Store } from '../store/index.js';
+import type { PipelineService } from './pipelines.service.js';
 
 type Project = Schemas['Project'];
 
 /** Entries a scratchpad holds at most; values are bounded by the route's body limit. */
 export const MAX_SCRATCHPAD_ENTRIES = 1000;
 
-export function createScratchpadService(store: Store) {
-  const pipelineOf = (project: Project, id: string) => {
-    const pipeline = store.pipelines.get(project.id, id);
-    if (!pipeline) throw new DomainError('unknown_pipeline', `no pipeline ${id}`, { id });
-    return pipeline;
-  };
+export function createScratchpadService(store: Store, pipelines: Pick<PipelineService, 'get'>) {
+  const pipelineOf = pipelines.get;
   const unknownEntry = (key: string) =>
     new DomainError('unknown_scratchpad_entry', `no scratchpad entry ${JSON.stringify(key)}`, { key });
 

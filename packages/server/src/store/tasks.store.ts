@@ -83,7 +83,6 @@ export function createTaskStore(db: Db) {
              @dependencies, @instance_id, @retry, @status, @creation_time)`,
   );
   const byId = db.prepare<[string, string], TaskRow>('SELECT * FROM tasks WHERE project_id = ? AND id = ?');
-  const rowById = db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?');
   const ofPipeline = db.prepare<[string], TaskRow>(
     'SELECT * FROM tasks WHERE pipeline_id = ? ORDER BY name, instance_id',
   );
@@ -139,10 +138,6 @@ export function createTaskStore(db: Db) {
     },
     get(projectId: string, id: string): Task | undefined {
       const row = byId.get(projectId, id);
-      return row && toTask(row);
-    },
-    byId(id: string): Task | undefined {
-      const row = rowById.get(id);
       return row && toTask(row);
     },
     ofPipeline(pipelineId: string): Task[] {
