@@ -1,6 +1,6 @@
 import { createProvisioningService, DomainError, openStore } from '@pipewright/server';
 import { dataDirOf, type ParsedCommand, parseCommand, serveConfig, USAGE, UsageError } from './config.js';
-import { privateDatabaseFile } from './data-dir.js';
+import { privateDatabaseFile, StartupError } from './data-dir.js';
 import { serve } from './serve.js';
 
 function required(values: ParsedCommand['values'], name: string): string {
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       process.stderr.write(`pipewright-server: ${error.message}\n\n${USAGE}`);
       process.exit(2);
     }
-    if (error instanceof DomainError) {
+    if (error instanceof DomainError || error instanceof StartupError) {
       process.stderr.write(`pipewright-server: ${error.message}\n`);
       process.exit(1);
     }

@@ -14,7 +14,7 @@ import {
   type Scheduler,
 } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
-import { privateDatabaseFile } from './data-dir.js';
+import { lockDataDir, privateDatabaseFile } from './data-dir.js';
 import { ensureCertificate, readTls } from './tls.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
@@ -23,6 +23,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   // handled, the write fails instead, like on a full disk, and the API answers 503.
   process.on('SIGXFSZ', () => undefined);
   const databaseFile = privateDatabaseFile(config.dataDir);
+  const serverLock = lockDataDir(config.dataDir);
   const store = openStore(databaseFile);
   // The scheduler's bookkeeping (claims, step records) goes through a connection that does
   // not sync every commit: what the API acknowledges still does, through `store`.
@@ -102,6 +103,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     server.closeAllConnections();
     workStore.close();
     store.close();
+    serverLock.release();
   });
 }
 

@@ -75,6 +75,26 @@ describe('pipewright-server', () => {
     }
   });
 
+  it('refuses to serve a data directory another server serves, and serves it once that one is gone', async () => {
+    const dir = dataDir();
+    const first = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+    try {
+      const second = await runProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toBe(`pipewright-server: another pipewright-server is already serving ${dir}\n`);
+      // The first is undisturbed.
+      const key = lastLine(first.stdout());
+      const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+      const client = createClient({ baseUrl: baseOf(first.url), apiKey: key, ca });
+      expect((await client.GET('/status')).response.status).toBe(200);
+    } finally {
+      // Killed, not stopped: the lock must not outlive a crash.
+      await first.stop('SIGKILL');
+    }
+    const third = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+    await third.stop();
+  });
+
   it('runs the admin commands while the server runs, each printing a working key last', async () => {
     const dir = dataDir();
     const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);

@@ -17,4 +17,5 @@ export {
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
 } from './services/provisioning.service.js';
+export { type ExclusiveLock, takeExclusiveLock } from './store/exclusive-lock.js';
 export { type Durability, openStore, type Store } from './store/index.js';

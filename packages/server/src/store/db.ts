@@ -22,7 +22,9 @@ export function openDatabase(file: string, durability: Durability = 'full'): Db 
   db.pragma('journal_mode = WAL');
   db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 10000');
+  // Another process's write (an admin command) is waited for this long; past it the
+  // request gets 503. The wait blocks the server's one thread, so it is kept short.
+  db.pragma('busy_timeout = 1000');
   migrate(db);
   return db;
 }
