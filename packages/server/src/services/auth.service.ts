@@ -2,7 +2,10 @@ import { type KeyParts, parseKey, secretMatches } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import { formatTime } from '../domain/time.js';
+import type { KeyOwner } from '../store/api-keys.store.js';
 import type { Store } from '../store/index.js';
+import type { TaskKeyOwner } from '../store/task-keys.store.js';
+import { createKeyOwnerCache } from './auth-cache.js';
 
 // last_login_time is written at most once a minute per account, so that a busy key
 // does not turn every read into a write.
@@ -11,9 +14,12 @@ const LOGIN_RECORD_INTERVAL_MS = 60_000;
 const invalidKey = () => new DomainError('invalid_api_key', 'the API key is not valid');
 
 export function createAuthService(store: Store, clock: () => Date) {
+  const accountKeys = createKeyOwnerCache<KeyOwner>(store.changeStamp);
+  const taskKeys = createKeyOwnerCache<TaskKeyOwner>(store.changeStamp);
+
   // Key ids are not secret; only the secret's comparison must be constant-time.
   const accountPrincipal = (parts: KeyParts): Principal => {
-    const owner = store.apiKeys.findOwner(parts.id);
+    const owner = accountKeys.resolve(parts.id, () => store.apiKeys.findOwner(parts.id));
     if (!owner || !secretMatches(parts.secret, owner.key.secret_hash)) throw invalidKey();
     if (owner.key.revoked || owner.account_disabled || owner.org_disabled) throw invalidKey();
     const now = clock();
@@ -26,7 +32,7 @@ export function createAuthService(store: Store, clock: () => Date) {
 
   // A task's key is valid while its task runs, and for its project only.
   const taskPrincipal = (parts: KeyParts): Principal => {
-    const owner = store.taskKeys.findOwner(parts.id);
+    const owner = taskKeys.resolve(parts.id, () => store.taskKeys.findOwner(parts.id));
     if (!owner || !secretMatches(parts.secret, owner.secret_hash) || owner.task_status !== 'started') {
       throw invalidKey();
     }

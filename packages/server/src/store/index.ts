@@ -1,5 +1,6 @@
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
+import { createChangeStamp } from './change-stamp.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
@@ -33,6 +34,8 @@ export function createStore(db: Db) {
     stepExecutions: createStepExecutionStore(db),
     taskKeys: createTaskKeyStore(db),
     scratchpads: createScratchpadStore(db),
+    /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
+    changeStamp: createChangeStamp(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
     transaction<T>(fn: () => T): T {
       return db.transaction(fn).immediate();

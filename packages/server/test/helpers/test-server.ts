@@ -62,13 +62,16 @@ export async function startTestServer(
     scheduler?: Partial<SchedulerOptions>;
     /** Makes `ticker`, on this clock. */
     ticker?: { clock: () => Date };
+    /** The scheduler writes through a connection of its own, as the program's does. */
+    schedulerConnection?: 'shared' | 'own';
   } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
   const databaseFile = join(dir, 'pipewright.db');
   const store = openStore(databaseFile);
+  const workStore = options.schedulerConnection === 'own' ? openStore(databaseFile, 'relaxed') : store;
   const scheduler = createScheduler(
-    store,
+    workStore,
     runSteps,
     {
       maxRunningTasks: 4,
@@ -83,7 +86,12 @@ export async function startTestServer(
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
   const ticker = options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock);
-  const { scheduler: _schedulerOptions, ticker: _tickerOptions, ...appOptions } = options;
+  const {
+    scheduler: _schedulerOptions,
+    ticker: _tickerOptions,
+    schedulerConnection: _schedulerConnection,
+    ...appOptions
+  } = options;
   const app = createApp({ services, validateResponses: true, rateLimit: false, ...appOptions });
   const { cert, key } = await testCertificate();
   const server = createServer({ cert, key }, app);
@@ -113,6 +121,7 @@ export async function startTestServer(
       await scheduler.stop(0);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      if (workStore !== store) workStore.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

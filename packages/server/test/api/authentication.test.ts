@@ -1,0 +1,132 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { command, pipeline, projectWith, resourceId, task } from '../helpers/projects.js';
+import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+// Authenticated keys are remembered between requests: whatever makes a key invalid, and
+// whoever writes it, the very next request with that key is refused. Each key is used
+// first, so that it is remembered when it stops being valid.
+
+let server: TestServer;
+let dir: string;
+beforeAll(async () => {
+  // The scheduler on its own connection, as in the program: a task's end is written there.
+  server = await startTestServer({ schedulerConnection: 'own' });
+  dir = mkdtempSync(join(tmpdir(), 'pipewright-auth-'));
+});
+afterAll(async () => {
+  writeFileSync(join(dir, 'release'), '');
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const refused = { status: 401, code: 'invalid_api_key' };
+
+/** A new account (and organization) whose key has just been used successfully. */
+async function usedKey() {
+  const organization = uniqueName('org');
+  server.services.provisioning.createOrganization(organization, `${uniqueName('admin')}@example.test`);
+  const key = server.newAccount(organization, 'user');
+  expect((await server.client(key).GET('/status')).response.status).toBe(200);
+  return { key, keyId: key.slice(4, 31), organization };
+}
+
+/** Runs `sql` through a connection of its own, as another process would. */
+function elsewhere(sql: string, ...params: string[]): void {
+  const other = new Database(server.databaseFile);
+  other.pragma('foreign_keys = ON');
+  try {
+    other.prepare(sql).run(...params);
+  } finally {
+    other.close();
+  }
+}
+
+describe('an account key', () => {
+  it('is refused on the next request once revoked through the API store', async () => {
+    const { key, keyId } = await usedKey();
+    server.store.apiKeys.revoke(keyId);
+    await expect(server.client(key).GET('/status')).rejects.toMatchObject(refused);
+  });
+
+  it.each([
+    ['revoked', 'UPDATE api_keys SET revoked = 1 WHERE id = ?', 'key'],
+    ['deleted', 'DELETE FROM api_keys WHERE id = ?', 'key'],
+    [
+      'of a disabled account',
+      'UPDATE accounts SET disabled = 1 WHERE id = (SELECT account_id FROM api_keys WHERE id = ?)',
+      'key',
+    ],
+    ['of a deleted account', 'DELETE FROM accounts WHERE email_address = ?', 'email'],
+    ['of a disabled organization', 'UPDATE organizations SET disabled = 1 WHERE name = ?', 'organization'],
+    ['of a deleted organization', 'DELETE FROM organizations WHERE name = ?', 'organization'],
+  ])('is refused on the next request once %s by another connection', async (_what, sql, by) => {
+    const { key, keyId, organization } = await usedKey();
+    const { data: account } = await server.client(key).GET('/account');
+    const parameter = { key: keyId, email: account?.email_address ?? '', organization }[by] ?? '';
+    elsewhere(sql, parameter);
+    await expect(server.client(key).GET('/status')).rejects.toMatchObject(refused);
+  });
+
+  it('keeps working while unrelated data changes, and with a wrong secret still fails', async () => {
+    const { key } = await usedKey();
+    elsewhere('UPDATE organizations SET city = ? WHERE name = ?', 'Lyon', 'default');
+    expect((await server.client(key).GET('/status')).response.status).toBe(200);
+    await expect(server.client(`${key.slice(0, -3)}abc`).GET('/status')).rejects.toMatchObject(refused);
+    expect((await server.client(key).GET('/status')).response.status).toBe(200);
+  });
+});
+
+describe("a task's key", () => {
+  it('is refused on the first request after its task ended', async () => {
+    const { project, client } = await projectWith(server, [
+      task('hold', {
+        environment: { DIR: dir },
+        steps: [
+          {
+            code:
+              'printf %s "$PIPEWRIGHT_API_KEY" > "$DIR/key.tmp"; mv "$DIR/key.tmp" "$DIR/key"\n' +
+              'i=0; while [ ! -e "$DIR/release" ] && [ "$i" -lt 600 ]; do sleep 0.05; i=$((i+1)); done',
+          },
+        ],
+      }),
+      pipeline('hold', [{ task: 'hold' }]),
+      command('hold', ['hold']),
+    ]);
+    const { data: execution } = await client.POST('/commands/id/{id}/execute', {
+      params: { path: { id: await resourceId(client, 'command', 'hold') } },
+      body: {},
+    });
+    const pipelineId = execution?.pipeline_ids[0] ?? '';
+    const keyFile = join(dir, 'key');
+    await waitFor(
+      async () => existsSync(keyFile),
+      (exists) => exists,
+    );
+    const taskClient = server.client(readFileSync(keyFile, 'utf8'), project.id);
+    expect((await taskClient.GET('/status')).response.status).toBe(200);
+    expect(
+      (await taskClient.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } })).data?.id,
+    ).toBe(pipelineId);
+
+    writeFileSync(join(dir, 'release'), '');
+    // Watched in the database, not through the API: no other request comes in between.
+    const watcher = new Database(server.databaseFile, { readonly: true });
+    try {
+      const status = watcher
+        .prepare<[string], string>('SELECT status FROM tasks WHERE pipeline_id = ?')
+        .pluck();
+      await waitFor(
+        async () => status.get(pipelineId),
+        (value) => value !== 'started',
+      );
+    } finally {
+      watcher.close();
+    }
+    await expect(taskClient.GET('/status')).rejects.toMatchObject(refused);
+  });
+});
