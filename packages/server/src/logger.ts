@@ -9,13 +9,51 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** Structured logs: one JSON object a line, written through `write`. */
-export function createJsonLogger(level: LogLevel, write: (line: string) => void): Logger {
+/** How long debug and info lines wait, at most, to be written together. */
+const BATCH_MS = 50;
+/** Buffered characters past which they are written at once. */
+const BATCH_CHARS = 64 * 1024;
+
+// Buffers with lines not yet written. The process writes them when it exits, however it
+// exits (process.exit after the last "stopped" line, an uncaught exception).
+const unwritten = new Set<() => void>();
+let flushesOnExit = false;
+function writeOnExit(flush: () => void): void {
+  unwritten.add(flush);
+  if (flushesOnExit) return;
+  flushesOnExit = true;
+  process.on('exit', () => {
+    for (const pending of unwritten) pending();
+  });
+}
+
+/**
+ * Structured logs: one JSON object a line, written through `write`, which receives one or
+ * more whole lines at a time. A line per request written on its own costs a system call
+ * each: debug and info lines are gathered for up to BATCH_MS. A warn or error line is
+ * written at once, after those before it, and nothing is lost when the process exits.
+ */
+export function createJsonLogger(level: LogLevel, write: (lines: string) => void): Logger {
+  let buffered = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    unwritten.delete(flush);
+    const lines = buffered;
+    buffered = '';
+    if (lines !== '') write(lines);
+  };
   const at =
     (entryLevel: LogLevel) =>
     (message: string, fields: Record<string, unknown> = {}) => {
       if (RANK[entryLevel] < RANK[level]) return;
-      write(`${JSON.stringify({ time: new Date().toISOString(), level: entryLevel, message, ...fields })}\n`);
+      buffered += `${JSON.stringify({ time: new Date().toISOString(), level: entryLevel, message, ...fields })}\n`;
+      if (RANK[entryLevel] >= RANK.warn || buffered.length >= BATCH_CHARS) return flush();
+      if (timer) return;
+      writeOnExit(flush);
+      // Unreferenced: pending lines never keep the process alive; exiting writes them.
+      timer = setTimeout(flush, BATCH_MS).unref();
     };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
