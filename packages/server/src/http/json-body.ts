@@ -58,9 +58,12 @@ const rejectDeepNesting: RequestHandler = (req, _res, next) => {
  * operation takes one. A body sent anywhere else is ignored, as HTTP allows: reading it
  * could only produce answers (413, 415, invalid_json) that those operations do not have.
  */
-export function jsonBodies(document: Record<string, unknown>, limitBytes: number): Router {
+export function jsonBodies(document: Record<string, unknown>, limitBytes: number): RequestHandler {
   const parse = express.json({ limit: limitBytes, verify: rejectInvalidUtf8 });
   const router = Router();
-  for (const { method, path } of jsonBodyRoutes(document)) router[method](path, parse, rejectDeepNesting);
-  return router;
+  const routes = jsonBodyRoutes(document);
+  for (const { method, path } of routes) router[method](path, parse, rejectDeepNesting);
+  // Most requests (every GET) have no operation with a body: they skip matching each route.
+  const methods = new Set(routes.map(({ method }) => method.toUpperCase()));
+  return (req, res, next) => (methods.has(req.method) ? router(req, res, next) : next());
 }

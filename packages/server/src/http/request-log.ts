@@ -7,11 +7,12 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** One log line per request: method, route, status, duration and request id. */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    const incoming = req.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const started = performance.now();
+    // The raw header and setHeader: Express's get and set normalize names and values first.
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
-    res.set('X-Request-Id', requestId);
+    res.setHeader('X-Request-Id', requestId);
     res.on('finish', () => {
       const route = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
       logger.info('request', {
@@ -19,7 +20,7 @@ export function requestLog(logger: Logger): RequestHandler {
         method: req.method,
         route: route ?? req.path,
         status: res.statusCode,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        duration_ms: performance.now() - started,
       });
     });
     next();
