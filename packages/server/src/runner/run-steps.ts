@@ -61,6 +61,7 @@ async function runStep(
         cwd: request.workDir,
         signal: request.signal,
         graceMs: request.graceMs,
+        outputLimitBytes: request.outputLimitBytes,
         onOutput: (chunk) => output.write(chunk),
         onSpawn: (pid) => sink.processStarted?.(index, pid),
       });
@@ -127,6 +128,8 @@ function stepResult(end: ProcessEnd, outputTruncated: boolean): StepResult {
   switch (end.kind) {
     case 'not_started':
       return { outcome: 'not_started', outputTruncated, message: end.message };
+    case 'lost':
+      return { outcome: 'killed', outputTruncated, message: end.message };
     case 'exited':
       if (end.aborted) return { outcome: 'aborted', exitCode: end.exitCode, outputTruncated };
       if (end.exitCode === 0) return { outcome: 'succeeded', exitCode: 0, outputTruncated };

@@ -1,13 +1,13 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Schemas } from '@pipewright/types';
 import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
 import { newId } from '../domain/ids.js';
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
+import { spawner } from '../runner/spawner.js';
 import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
 import type { WorkNotifier } from '../services/work.js';
 import type { Store } from '../store/index.js';
+import { createAttemptDirectories } from './attempt-directories.js';
 import { recoverInterruptedTasks } from './recovery.js';
 import { createStepRecorder } from './step-recorder.js';
 import { completeAttempt } from './task-completion.js';
@@ -45,11 +45,12 @@ interface Running {
   done: Promise<void>;
 }
 
-/**
- * The worker loop: claims runnable tasks (each claim committed before any process is
- * spawned), runs them through the runner, and records how they end. Woken after every
- * enqueue; also wakes itself when a retry is due, and polls slowly as a safety net.
- */
+/** A task claimed to run, with the API key it runs with. */
+interface Claim {
+  task: Task;
+  apiKey: string;
+}
+
 function runtimeOf(task: Task): Runtime {
   const runtime = task.spec.data.runtime;
   if (runtime?.name !== 'container') return { name: 'local' };
@@ -58,6 +59,11 @@ function runtimeOf(task: Task): Runtime {
   return { name: 'container', image: runtime.parameters.image };
 }
 
+/**
+ * The worker loop: claims runnable tasks (each claim committed before any process is
+ * spawned), runs them through the runner, and records how they end. Woken after every
+ * enqueue; also wakes itself when a retry is due, and polls slowly as a safety net.
+ */
 export function createScheduler(
   store: Store,
   runSteps: RunSteps,
@@ -66,6 +72,7 @@ export function createScheduler(
   clock: () => Date = () => new Date(),
 ) {
   const running = new Map<string, Running>();
+  const attempts = createAttemptDirectories(options.workRoot);
   let stopping = false;
   let started = false;
   let drainQueued = false;
@@ -73,26 +80,44 @@ export function createScheduler(
   let pollTimer: NodeJS.Timeout | undefined;
   let failures = 0;
   let access: ServerAccess = { apiUrl: '' };
+  let releaseSpawner: (() => Promise<void>) | undefined;
 
-  /** Claims one runnable task; false when there is none. */
+  /** Claims the oldest runnable task, in the caller's transaction. */
+  const claim = (): Claim | undefined => {
+    const now = formatTime(clock());
+    const task = store.tasks.nextRunnable(now);
+    if (!task) return undefined;
+    store.tasks.markStarted(task.id, now);
+    store.pipelines.markStarted(task.pipeline_id, now);
+    const keyId = newId();
+    const secret = makeSecret();
+    store.taskKeys.insert(keyId, task.id, hashSecret(secret));
+    return {
+      task: { ...task, status: 'started', start_time: now },
+      apiKey: formatKey({ kind: 'task', id: keyId, secret }),
+    };
+  };
+
+  /** Claims one runnable task and launches it; false when there is none. */
   const processOne = (): boolean => {
-    const claimed = store.transaction(() => {
-      const now = formatTime(clock());
-      const task = store.tasks.nextRunnable(now);
-      if (!task) return undefined;
-      store.tasks.markStarted(task.id, now);
-      store.pipelines.markStarted(task.pipeline_id, now);
-      const keyId = newId();
-      const secret = makeSecret();
-      store.taskKeys.insert(keyId, task.id, hashSecret(secret));
-      return {
-        task: { ...task, status: 'started' as const, start_time: now },
-        apiKey: formatKey({ kind: 'task', id: keyId, secret }),
-      };
-    });
+    const claimed = store.transaction(claim);
     if (!claimed) return false;
-    launch(claimed.task, claimed.apiKey);
+    launch(claimed);
     return true;
+  };
+
+  /**
+   * Claims a task in the place of one ending, inside the transaction that ends it. A claim that
+   * fails is left to the loop, which backs off.
+   */
+  const claimInPlaceOf = (): Claim | undefined => {
+    // `running` still holds the task ending.
+    if (stopping || running.size > options.maxRunningTasks) return undefined;
+    try {
+      return store.transaction(claim);
+    } catch {
+      return undefined;
+    }
   };
 
   const drain = () => {
@@ -130,7 +155,7 @@ export function createScheduler(
     dueTimer.unref();
   };
 
-  const launch = (task: Task, apiKey: string) => {
+  const launch = ({ task, apiKey }: Claim) => {
     const controller = new AbortController();
     const done = runTask(task, apiKey, controller.signal)
       .catch((error) => logger.error('task run failed', { task_id: task.id, error: String(error) }))
@@ -142,9 +167,8 @@ export function createScheduler(
   };
 
   const runTask = async (task: Task, apiKey: string, signal: AbortSignal) => {
-    const attemptDir = join(options.workRoot, `${task.id}-${task.retry}`);
-    const workDir = join(attemptDir, 'work');
-    const contextPath = join(attemptDir, 'context.json');
+    const paths = attempts.pathsOf(task.id, task.retry);
+    const { workDir, contextPath } = paths;
     const recorder = createStepRecorder(
       store,
       task.id,
@@ -153,12 +177,10 @@ export function createScheduler(
     );
     let outcome: RunOutcome;
     try {
-      const pipeline = store.pipelines.record(task.pipeline_id);
+      const pipeline = store.pipelines.runContext(task.pipeline_id);
       const project = store.projects.get(task.org_id, task.project_id);
       const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
       if (!pipeline || !project || !event) throw new Error(`pipeline ${task.pipeline_id} vanished`);
-      // File work goes through libuv's thread pool: the loop's thread is the scheduler's.
-      await mkdir(workDir, { recursive: true, mode: 0o700 });
       const context = {
         task,
         project,
@@ -170,7 +192,7 @@ export function createScheduler(
         apiKey,
         caFile: access.caFile,
       };
-      await writeFile(contextPath, JSON.stringify(contextDocument(context)), { mode: 0o600 });
+      await attempts.make(paths, JSON.stringify(contextDocument(context)));
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
@@ -183,9 +205,6 @@ export function createScheduler(
       });
     } catch (error) {
       outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${String(error)}` };
-    } finally {
-      recorder.close();
-      await rm(attemptDir, { recursive: true, force: true });
     }
     // An aborted run was stopped by a pipeline abort (already recorded: this changes
     // nothing) or by a server stop, which ends the attempt as a restart would.
@@ -196,7 +215,22 @@ export function createScheduler(
             outcome: 'failed',
             message: outcome.outcome === 'failed' ? outcome.message : INTERRUPTED_BY_STOP,
           } as const);
-    stopTasks(completeAttempt(store, task, end, clock()));
+    // The attempt's last step, its end and the claim of a task in its place: one commit, and
+    // the next task starts without waiting for a turn of the loop.
+    let next: Claim | undefined;
+    try {
+      const aborted = store.transaction(() => {
+        recorder.close();
+        const stopped = completeAttempt(store, task, end, clock());
+        next = claimInPlaceOf();
+        return stopped;
+      });
+      stopTasks(aborted);
+      if (next) launch(next);
+    } finally {
+      // Once the next task is on its way.
+      attempts.remove(paths);
+    }
   };
 
   const stopTasks = (taskIds: readonly string[]) => {
@@ -209,6 +243,8 @@ export function createScheduler(
     /** Starts running tasks, which reach the server as `serverAccess` says. */
     start(serverAccess: ServerAccess) {
       access = serverAccess;
+      // Up before the first task, which would otherwise wait for it to boot.
+      releaseSpawner = spawner.hold();
       recoverInterruptedTasks(store, logger, clock());
       started = true;
       pollTimer = setInterval(wakeUp, options.pollIntervalMs ?? 1000);
@@ -228,6 +264,8 @@ export function createScheduler(
         stopTasks([...running.keys()]);
         await all();
       }
+      await attempts.settled();
+      await releaseSpawner?.();
     },
     get runningCount() {
       return running.size;

@@ -15,7 +15,16 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
   aborted: 'aborted',
 };
 
-/** A runner sink that records the step executions of one attempt of a task. */
+/**
+ * A runner sink that records the step executions of one attempt of a task.
+ *
+ * Writes are few, each a commit: a step's start is written once its process is spawned, with its
+ * process group (which crash recovery needs), as soon as this turn of the event loop is over;
+ * its output in batches; its end with whatever comes next, in one transaction: the next step's
+ * start, or `close()`, which the scheduler calls in the transaction that ends the attempt. A
+ * step that ends within the turn it was spawned in (the runner reports both at once for a
+ * process that ends very soon) is written whole in that transaction.
+ */
 export function createStepRecorder(
   store: Store,
   taskId: string,
@@ -24,21 +33,29 @@ export function createStepRecorder(
 ): RunSink & { close(): void } {
   let pending = '';
   let pendingIndex = -1;
+  let timer: NodeJS.Timeout | undefined;
   // A step is recorded once its process is spawned, with its process group: one write.
-  let unrecorded: { index: number; time: Date } | undefined;
-  const recordStart = (processGroup?: number) => {
+  let unrecorded: { index: number; time: Date; processGroup?: number } | undefined;
+  let startTimer: NodeJS.Immediate | undefined;
+  let ended: { index: number; result: StepResult; time: Date } | undefined;
+  const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
+
+  const recordStart = () => {
+    clearImmediate(startTimer);
     if (!unrecorded) return;
     store.stepExecutions.start(
       key(unrecorded.index),
       labels[unrecorded.index],
       formatTime(unrecorded.time),
-      processGroup,
+      unrecorded.processGroup,
     );
     unrecorded = undefined;
   };
-  let timer: NodeJS.Timeout | undefined;
-  const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
-
+  const append = (index: number, text: string) => {
+    if (index !== pendingIndex) flush();
+    pendingIndex = index;
+    pending += text;
+  };
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
@@ -46,25 +63,14 @@ export function createStepRecorder(
     store.stepExecutions.appendOutput(key(pendingIndex), pending);
     pending = '';
   };
-
-  return {
-    stepStarted(index, time) {
-      unrecorded = { index, time };
-    },
-    processStarted(_index, pid) {
-      recordStart(pid);
-    },
-    stepOutput(index, text) {
+  /** Writes the step that ended: its start if it had none (it never spawned), its last output, its end. */
+  const recordEnd = () => {
+    if (!ended) return flush();
+    const { index, result, time } = ended;
+    ended = undefined;
+    store.transaction(() => {
       recordStart();
-      if (index !== pendingIndex) flush();
-      pendingIndex = index;
-      pending += text;
-      if (Buffer.byteLength(pending) >= FLUSH_BYTES) flush();
-      else timer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
-    },
-    stepEnded(index, result, time) {
-      recordStart();
-      if (result.outcome === 'not_started' && result.message) this.stepOutput(index, `${result.message}\n`);
+      if (result.outcome === 'not_started' && result.message) append(index, `${result.message}\n`);
       flush();
       store.stepExecutions.end(
         key(index),
@@ -75,7 +81,34 @@ export function createStepRecorder(
         },
         formatTime(time),
       );
+    });
+  };
+
+  return {
+    stepStarted(index, time) {
+      recordEnd();
+      unrecorded = { index, time };
     },
-    close: flush,
+    processStarted(_index, pid) {
+      if (!unrecorded) return;
+      unrecorded.processGroup = pid;
+      startTimer = setImmediate(() => {
+        try {
+          recordStart();
+        } catch {
+          // Still unrecorded: the next write tries again, and reports the error to the run.
+        }
+      });
+    },
+    stepOutput(index, text) {
+      recordStart();
+      append(index, text);
+      if (Buffer.byteLength(pending) >= FLUSH_BYTES) flush();
+      else timer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
+    },
+    stepEnded(index, result, time) {
+      ended = { index, result, time };
+    },
+    close: recordEnd,
   };
 }

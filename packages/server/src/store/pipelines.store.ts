@@ -51,10 +51,6 @@ function toPipeline(row: PipelineRow): Pipeline {
   };
 }
 
-function toRecord(row: PipelineRow): PipelineRecord {
-  return { ...toPipeline(row), spec: JSON.parse(row.spec), environment: JSON.parse(row.environment) };
-}
-
 export function createPipelineStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
@@ -65,7 +61,9 @@ export function createPipelineStore(db: Db) {
   const byId = db.prepare<[string, string], PipelineRow>(
     'SELECT * FROM pipelines WHERE project_id = ? AND id = ?',
   );
-  const recordById = db.prepare<[string], PipelineRow>('SELECT * FROM pipelines WHERE id = ?');
+  const runContextById = db.prepare<[string], { event_id: string; environment: string }>(
+    'SELECT event_id, environment FROM pipelines WHERE id = ?',
+  );
   const start = db.prepare(
     `UPDATE pipelines SET status = 'started', start_time = @time WHERE id = @id AND status = 'created'`,
   );
@@ -92,9 +90,10 @@ export function createPipelineStore(db: Db) {
       const row = byId.get(projectId, id);
       return row && toPipeline(row);
     },
-    record(id: string): PipelineRecord | undefined {
-      const row = recordById.get(id);
-      return row && toRecord(row);
+    /** What its tasks run with: its event and the variables of its command's parameters (not its spec, which is large). */
+    runContext(id: string): { event_id: string; environment: Record<string, string> } | undefined {
+      const row = runContextById.get(id);
+      return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
     },
     list(projectId: string, status: Status | undefined, request: PageRequest): Page<Pipeline> {
       const where = ['project_id = ?'];

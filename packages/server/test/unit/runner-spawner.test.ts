@@ -1,0 +1,237 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type RunRequest,
+  type RunSink,
+  runSteps,
+  type Step,
+  type StepResult,
+} from '../../src/runner/index.js';
+import { runProcess } from '../../src/runner/process.js';
+import { spawner } from '../../src/runner/spawner.js';
+import {
+  command,
+  finished,
+  pipeline,
+  projectWith,
+  resourceId,
+  stepsOf,
+  task,
+  tasksOf,
+} from '../helpers/projects.js';
+import { startTestServer } from '../helpers/test-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+// The step processes are spawned and owned by spawner processes, children of this one. What
+// happens when one dies, and that none outlives what uses it.
+
+let workDir: string;
+beforeEach(async () => {
+  workDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-spawner-test-')));
+});
+afterEach(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+/** The pids of this process's spawner processes. */
+function spawnerProcesses(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (parent === process.pid && commandLine.includes('spawner-child')) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+function killSpawners(): number[] {
+  const pids = spawnerProcesses();
+  for (const pid of pids) process.kill(pid, 'SIGKILL');
+  return pids;
+}
+
+/** Whether a process is gone (a zombie counts as gone). */
+async function isGone(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+const noSpawnerLeft = () =>
+  waitFor(
+    async () => spawnerProcesses(),
+    (pids) => pids.length === 0,
+    10_000,
+  );
+
+function recordingSink(onOutput?: (outputSoFar: string) => void) {
+  let output = '';
+  const results: StepResult[] = [];
+  const sink: RunSink = {
+    stepStarted: () => undefined,
+    stepOutput: (_index, text) => {
+      output += text;
+      onOutput?.(output);
+    },
+    stepEnded: (_index, result) => results.push(result),
+  };
+  return { sink, output: () => output, results };
+}
+
+function request(steps: Step[], sink: RunSink, overrides: Partial<RunRequest> = {}): RunRequest {
+  return {
+    steps,
+    runtime: { name: 'local' },
+    environment: { PATH: '/usr/bin:/bin' },
+    workDir,
+    signal: new AbortController().signal,
+    graceMs: 5_000,
+    outputLimitBytes: 1024 * 1024,
+    sink,
+    ...overrides,
+  };
+}
+
+describe('the spawner', () => {
+  it('ends a running step as killed when its spawner dies, kills the step, and runs the next step anew', async () => {
+    let killed: number[] = [];
+    const recorder = recordingSink((output) => {
+      if (killed.length === 0 && output.endsWith('\n')) killed = killSpawners();
+    });
+    const outcome = await runSteps(request([{ code: 'echo $$\nexec sleep 1000' }], recorder.sink));
+    expect(killed.length).toBeGreaterThan(0);
+    expect(outcome).toEqual({
+      outcome: 'failed',
+      stepIndex: 0,
+      message: expect.stringMatching(
+        /^step 1 was killed: the step spawner \(pid \d+\) was killed by signal SIGKILL$/,
+      ),
+    });
+    expect(recorder.results[0]).toMatchObject({ outcome: 'killed', outputTruncated: false });
+    const step = Number(recorder.output().trim());
+    expect(await waitFor(() => isGone(step), Boolean)).toBe(true);
+
+    const next = recordingSink();
+    expect(await runSteps(request([{ command: 'echo', arguments: ['again'] }], next.sink))).toEqual({
+      outcome: 'succeeded',
+    });
+    expect(next.output()).toBe('again\n');
+  });
+
+  it('stops once its last run ends when nothing holds it, and while held stays up until released', async () => {
+    await runSteps(request([{ command: 'true' }], recordingSink().sink));
+    expect(await noSpawnerLeft()).toEqual([]);
+
+    const release = spawner.hold();
+    expect(spawnerProcesses().length).toBeGreaterThan(0);
+    await runSteps(request([{ command: 'true' }], recordingSink().sink));
+    expect(spawnerProcesses().length).toBeGreaterThan(0);
+    await release();
+    expect(spawnerProcesses()).toEqual([]);
+  });
+
+  it('sends back at most the output limit and a few bytes, and drains the rest', async () => {
+    let received = 0;
+    const end = await runProcess({
+      argv: ['/usr/bin/head', '-c', '5000000', '/dev/zero'],
+      environment: {},
+      cwd: workDir,
+      signal: new AbortController().signal,
+      graceMs: 1000,
+      outputLimitBytes: 10,
+      onOutput: (chunk) => {
+        received += chunk.length;
+      },
+    });
+    expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
+    expect(received).toBe(14);
+  });
+
+  it('kills the process and rejects when the pid cannot be taken', async () => {
+    const failure = new Error('disk full');
+    let output = '';
+    const ended = runProcess({
+      argv: ['/bin/sh', '-c', 'echo $$; exec sleep 1000'],
+      environment: {},
+      cwd: workDir,
+      signal: new AbortController().signal,
+      graceMs: 1000,
+      onOutput: (chunk) => {
+        output += chunk.toString();
+      },
+      onSpawn: () => {
+        throw failure;
+      },
+    });
+    await expect(ended).rejects.toBe(failure);
+    const pid = Number(output.trim());
+    if (pid > 0) expect(await waitFor(() => isGone(pid), Boolean)).toBe(true);
+  });
+
+  it('runs an executable file without a #! line with /bin/sh, as execvp does', async () => {
+    await writeFile(join(workDir, 'script'), 'echo "script got $1"\n');
+    await chmod(join(workDir, 'script'), 0o755);
+    const recorder = recordingSink();
+    const outcome = await runSteps(
+      request([{ command: './script', arguments: ['$HOME; two words'] }], recorder.sink),
+    );
+    expect(outcome).toEqual({ outcome: 'succeeded' });
+    expect(recorder.output()).toBe('script got $HOME; two words\n');
+  });
+});
+
+describe('the scheduler and its spawner', () => {
+  it('fails the task whose spawner died with a clear message, runs later tasks, and leaves no spawner once stopped', async () => {
+    const server = await startTestServer();
+    try {
+      const { client } = await projectWith(server, [
+        task('slow', { steps: [{ code: 'echo started\nexec sleep 1000' }] }),
+        task('quick', { steps: [{ command: 'echo', arguments: ['done'] }] }),
+        pipeline('hit', [{ task: 'slow' }]),
+        pipeline('after', [{ task: 'quick' }]),
+        command('hit', ['hit']),
+        command('after', ['after']),
+      ]);
+      const execute = async (name: string) => {
+        const { data } = await client.POST('/commands/id/{id}/execute', {
+          params: { path: { id: await resourceId(client, 'command', name) } },
+          body: {},
+        });
+        return data?.pipeline_ids[0] ?? '';
+      };
+      const hit = await execute('hit');
+      const [slow] = await tasksOf(client, hit);
+      // Killed once the step's process runs: its output shows it.
+      await waitFor(
+        async () => (await stepsOf(client, slow?.id ?? ''))[0]?.output,
+        (output) => output === 'started\n',
+      );
+      expect(killSpawners().length).toBeGreaterThan(0);
+
+      expect((await finished(client, hit)).status).toBe('failed');
+      expect((await tasksOf(client, hit))[0]).toMatchObject({
+        status: 'failed',
+        failure_message: expect.stringMatching(
+          /^step 1 was killed: the step spawner \(pid \d+\) was killed by signal SIGKILL$/,
+        ),
+      });
+      const after = await execute('after');
+      expect((await finished(client, after)).status).toBe('successful');
+    } finally {
+      await server.close();
+    }
+    expect(spawnerProcesses()).toEqual([]);
+  });
+});
