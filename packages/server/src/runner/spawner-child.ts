@@ -22,14 +22,6 @@ import type { FromSpawner, StartRequest, ToSpawner } from './spawner-protocol.js
  */
 const ORPHANED_OUTPUT_WAIT_MS = 2_000;
 
-/**
- * How long the report that a process is spawned may wait: a process that ends sooner is reported
- * by its end alone, one message and one write of the server instead of two. Output, or the time
- * passing, sends it at once; until then a crash of the server would leave the process unknown to
- * crash recovery.
- */
-const SPAWN_REPORT_DELAY_MS = 10;
-
 /** Output connections kept ready, so that a spawn does not wait for one. */
 const READY_CONNECTIONS = 2;
 
@@ -177,13 +169,7 @@ async function start(id: number, request: StartRequest): Promise<void> {
   }
 
   const { pid } = child;
-  let unreported = pid;
-  const reportSpawned = () => {
-    clearTimeout(reportTimer);
-    if (unreported !== undefined) send({ type: 'spawned', id, pid: unreported });
-    unreported = undefined;
-  };
-  const reportTimer = setTimeout(reportSpawned, SPAWN_REPORT_DELAY_MS);
+  if (pid !== undefined) send({ type: 'spawned', id, pid });
   let aborted = false;
   let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
   let outputClosed = false;
@@ -214,10 +200,9 @@ async function start(id: number, request: StartRequest): Promise<void> {
     owned.delete(id);
     clearTimeout(graceTimer);
     clearTimeout(orphanedOutputTimer);
-    clearTimeout(reportTimer);
     killGroup('SIGKILL');
     read.destroy();
-    send({ type: 'end', id, end, ...(unreported === undefined ? {} : { pid: unreported }) });
+    send({ type: 'end', id, end });
   };
   const settleWhenDone = () => {
     if (!exit || !outputClosed) return;
@@ -232,7 +217,6 @@ async function start(id: number, request: StartRequest): Promise<void> {
   owned.set(id, handlers);
   read.on('data', (chunk: Buffer) => {
     if (forwardable <= 0) return;
-    reportSpawned(); // before any output, which the server records under the process's step
     const part = chunk.length > forwardable ? chunk.subarray(0, forwardable) : chunk;
     forwardable -= part.length;
     let written = false;

@@ -30,8 +30,5 @@ export type FromSpawner =
   /** The process is spawned: `pid` is also its process group id. */
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'output'; id: number; chunk: Buffer }
-  /**
-   * The last message of a run: the process has exited and its output is closed (or it never
-   * started). `pid` is there when 'spawned' was not sent: the process ended that soon.
-   */
-  | { type: 'end'; id: number; end: ProcessEnd; pid?: number };
+  /** The last message of a run: the process has exited and its output is closed (or it never started). */
+  | { type: 'end'; id: number; end: ProcessEnd };

@@ -147,19 +147,15 @@ export function createSpawner(entry: () => string, size: number): Spawner {
         send(instance, { type: 'kill', id: message.id });
       }
     };
-    const spawned = (pid: number) => {
-      run.pid = pid;
-      guarded(() => run.options.onSpawn?.(pid));
-    };
     switch (message.type) {
       case 'spawned':
-        spawned(message.pid);
+        run.pid = message.pid;
+        guarded(() => run.options.onSpawn?.(message.pid));
         break;
       case 'output':
         guarded(() => run.options.onOutput(message.chunk));
         break;
       case 'end':
-        if (message.pid !== undefined) spawned(message.pid);
         run.end(message.end);
         break;
     }

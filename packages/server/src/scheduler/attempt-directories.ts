@@ -1,5 +1,5 @@
-import { mkdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Where one attempt of a task runs: its working directory, and its context file beside it. */
@@ -12,10 +12,10 @@ export interface AttemptPaths {
 /**
  * The directories of task attempts under the work root, `<task id>-<retry>/`.
  *
- * They are made and removed with a few synchronous calls: each costs this thread less than a
- * round trip through libuv's thread pool (the wake-ups of another thread, on a busy machine,
- * cost more than the calls), and a task would wait for each round trip. Only a working
- * directory that the steps left files in, of any size, is removed in the background.
+ * One is made with a few synchronous calls: each costs this thread less than a round trip
+ * through libuv's thread pool, which the task would wait for. It is removed in the background
+ * once its attempt has ended, off this thread and off the next task's way: removing a directory
+ * can wait on the filesystem's journal, and what the steps left in it can be of any size.
  */
 export function createAttemptDirectories(workRoot: string) {
   const removals = new Map<string, Promise<void>>();
@@ -43,19 +43,10 @@ export function createAttemptDirectories(workRoot: string) {
       writeFileSync(paths.contextPath, context, { mode: 0o600 });
     },
 
-    /** Removes the attempt's directory, or starts to. Never fails: what cannot be removed stays. */
+    /** Starts removing the attempt's directory. Never fails: what cannot be removed stays. */
     remove(paths: AttemptPaths): void {
-      try {
-        // What an attempt whose steps left nothing holds.
-        unlinkSync(paths.contextPath);
-        rmdirSync(paths.workDir);
-        rmdirSync(paths.dir);
-      } catch {
-        const removal = rm(paths.dir, { recursive: true, force: true })
-          .catch(() => undefined)
-          .finally(() => removals.delete(paths.dir));
-        removals.set(paths.dir, removal);
-      }
+      const removal = removeNow(paths).finally(() => removals.delete(paths.dir));
+      removals.set(paths.dir, removal);
     },
 
     /** Resolves once every removal started has ended. */
@@ -63,4 +54,15 @@ export function createAttemptDirectories(workRoot: string) {
       await Promise.all(removals.values());
     },
   };
+}
+
+async function removeNow(paths: AttemptPaths): Promise<void> {
+  try {
+    // What an attempt whose steps left nothing holds: three calls, where a recursive removal takes eight.
+    await unlink(paths.contextPath);
+    await rmdir(paths.workDir);
+    await rmdir(paths.dir);
+  } catch {
+    await rm(paths.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
 }

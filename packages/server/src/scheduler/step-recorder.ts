@@ -19,11 +19,9 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
  * A runner sink that records the step executions of one attempt of a task.
  *
  * Writes are few, each a commit: a step's start is written once its process is spawned, with its
- * process group (which crash recovery needs), as soon as this turn of the event loop is over;
- * its output in batches; its end with whatever comes next, in one transaction: the next step's
- * start, or `close()`, which the scheduler calls in the transaction that ends the attempt. A
- * step that ends within the turn it was spawned in (the runner reports both at once for a
- * process that ends very soon) is written whole in that transaction.
+ * process group (which crash recovery needs); its output in batches; its end with whatever comes
+ * next, in one transaction: the next step's start, or `close()`, which the scheduler calls in the
+ * transaction that ends the attempt.
  */
 export function createStepRecorder(
   store: Store,
@@ -35,19 +33,17 @@ export function createStepRecorder(
   let pendingIndex = -1;
   let timer: NodeJS.Timeout | undefined;
   // A step is recorded once its process is spawned, with its process group: one write.
-  let unrecorded: { index: number; time: Date; processGroup?: number } | undefined;
-  let startTimer: NodeJS.Immediate | undefined;
+  let unrecorded: { index: number; time: Date } | undefined;
   let ended: { index: number; result: StepResult; time: Date } | undefined;
   const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
 
-  const recordStart = () => {
-    clearImmediate(startTimer);
+  const recordStart = (processGroup?: number) => {
     if (!unrecorded) return;
     store.stepExecutions.start(
       key(unrecorded.index),
       labels[unrecorded.index],
       formatTime(unrecorded.time),
-      unrecorded.processGroup,
+      processGroup,
     );
     unrecorded = undefined;
   };
@@ -90,15 +86,7 @@ export function createStepRecorder(
       unrecorded = { index, time };
     },
     processStarted(_index, pid) {
-      if (!unrecorded) return;
-      unrecorded.processGroup = pid;
-      startTimer = setImmediate(() => {
-        try {
-          recordStart();
-        } catch {
-          // Still unrecorded: the next write tries again, and reports the error to the run.
-        }
-      });
+      recordStart(pid);
     },
     stepOutput(index, text) {
       recordStart();
