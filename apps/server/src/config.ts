@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from '@pipewright/server';
+import type { LogLevel, UidRange } from '@pipewright/server';
 
 export interface ServeConfig {
   host: string;
@@ -20,7 +20,15 @@ export interface ServeConfig {
   bodyLimitBytes: number;
   /** Time a client has to send a whole request (TLS handshake, headers and body). */
   requestTimeoutMs: number;
+  /**
+   * The uids tasks run as, one per running task; 'auto': the default range when the host
+   * allows it (the server runs as root), else none.
+   */
+  taskUsers: UidRange | 'off' | 'auto';
 }
+
+/** The default task users: a range no account or usual subordinate-uid range comes near. */
+export const DEFAULT_TASK_USERS: UidRange = { first: 2_000_000_000, last: 2_000_999_999 };
 
 export const USAGE = `Usage:
   pipewright-server [options]                 run the server
@@ -55,6 +63,11 @@ Options (each also read from the environment variable named beside it):
                         time a client has to send a whole request, its TLS handshake
                         and headers included, before it is cut off
                         (PIPEWRIGHT_REQUEST_TIMEOUT, default 30)
+  --task-users FIRST-LAST|off
+                        uids that running tasks get, one each, so that a task can read
+                        neither the data directory nor another task's processes
+                        (PIPEWRIGHT_TASK_USERS; default 2000000000-2000999999 when the
+                        server runs as root, else off: tasks then run as the server's user)
   -h, --help            show this help
 `;
 
@@ -103,6 +116,7 @@ function parse(argv: string[]) {
       'rate-limit': { type: 'string' },
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
+      'task-users': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -166,5 +180,18 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     bodyLimitBytes: count(values, env, 'body-limit', 'PIPEWRIGHT_BODY_LIMIT', 1024 * 1024),
     requestTimeoutMs:
       1000 * Math.max(1, count(values, env, 'request-timeout', 'PIPEWRIGHT_REQUEST_TIMEOUT', 30)),
+    taskUsers: taskUsersOf((values['task-users'] as string | undefined) ?? env.PIPEWRIGHT_TASK_USERS),
   };
+}
+
+function taskUsersOf(raw: string | undefined): ServeConfig['taskUsers'] {
+  if (raw === undefined) return 'auto';
+  if (raw === 'off') return 'off';
+  const match = /^(\d{1,10})-(\d{1,10})$/.exec(raw);
+  const [first, last] = [Number(match?.[1]), Number(match?.[2])];
+  // 0 is root, and 2^32 - 1 means "no change" to setuid.
+  if (!match || first < 1 || last < first || last > 2 ** 32 - 2) {
+    throw new UsageError(`--task-users wants FIRST-LAST (1 to 4294967294) or off, not ${raw}`);
+  }
+  return { first, last };
 }

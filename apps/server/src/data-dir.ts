@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ExclusiveLock, takeExclusiveLock } from '@pipewright/server';
 
@@ -10,12 +10,14 @@ export class StartupError extends Error {}
 
 /**
  * The database file of a data directory, private to the server's user: it holds every
- * organization's data and the hashes of API keys. The directory, made if needed, is too.
- * SQLite gives its -wal and -shm files the mode of the database file.
+ * organization's data and the hashes of API keys. The directory, made if needed, is too: no
+ * one else may list or change it (others may enter it when the server's tasks run as users of
+ * their own, see prepareWorkRoot; an admin command leaves that as it is). SQLite gives its
+ * -wal and -shm files the mode of the database file.
  */
 export function privateDatabaseFile(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
+  chmodSync(dataDir, statSync(dataDir).mode & 0o711);
   const file = join(dataDir, DATABASE_FILE);
   closeSync(openSync(file, 'a', 0o600));
   chmodSync(file, 0o600);
@@ -33,4 +35,33 @@ export function lockDataDir(dataDir: string): ExclusiveLock {
   const lock = takeExclusiveLock(file);
   if (!lock) throw new StartupError(`another pipewright-server is already serving ${dataDir}`);
   return lock;
+}
+
+export interface WorkRoot {
+  /** Where task attempts get their directories. */
+  dir: string;
+  /** The certificate tasks are told to trust, copied where they can read it. */
+  caFile?: string | undefined;
+}
+
+/**
+ * The data directory's `work/`, where the scheduler makes each attempt's directory, emptied:
+ * what is there was left by a crash, and the tasks it belonged to are retried afresh.
+ *
+ * When tasks run as users of their own they must reach `work/` (the directory and the data
+ * directory become 0711: enterable, not listable; the files beside stay 0600), and they get
+ * a copy of the server's self-signed certificate there, since `tls/` stays private.
+ */
+export function prepareWorkRoot(dataDir: string, forTaskUsers: boolean, selfSignedCert?: string): WorkRoot {
+  const dir = join(dataDir, 'work');
+  rmSync(dir, { recursive: true, force: true });
+  const mode = forTaskUsers ? 0o711 : 0o700;
+  mkdirSync(dir, { mode });
+  chmodSync(dir, mode);
+  chmodSync(dataDir, mode);
+  if (selfSignedCert === undefined) return { dir };
+  const caFile = join(dir, 'ca.pem');
+  copyFileSync(selfSignedCert, caFile);
+  chmodSync(caFile, 0o644);
+  return { dir, caFile };
 }

@@ -12,9 +12,11 @@ import {
   openStore,
   runSteps,
   type Scheduler,
+  taskUsersProblem,
+  type UidRange,
 } from '@pipewright/server';
-import type { ServeConfig } from './config.js';
-import { lockDataDir, privateDatabaseFile } from './data-dir.js';
+import { DEFAULT_TASK_USERS, type ServeConfig } from './config.js';
+import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
 import { ensureCertificate, readTls } from './tls.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
@@ -28,6 +30,17 @@ export async function serve(config: ServeConfig): Promise<void> {
   // The scheduler's bookkeeping (claims, step records) goes through a connection that does
   // not sync every commit: what the API acknowledges still does, through `store`.
   const workStore = openStore(databaseFile, 'relaxed');
+  const taskUsers = chooseTaskUsers(config, logger);
+  let tls: Awaited<ReturnType<typeof ensureCertificate>> | undefined;
+  if (!config.insecureHttp) {
+    const given = config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined;
+    tls = await ensureCertificate(config.dataDir, given);
+  }
+  const workRoot = prepareWorkRoot(
+    config.dataDir,
+    taskUsers !== undefined,
+    tls?.selfSigned ? tls.cert : undefined,
+  );
   const scheduler = createScheduler(
     workStore,
     runSteps,
@@ -35,7 +48,8 @@ export async function serve(config: ServeConfig): Promise<void> {
       maxRunningTasks: config.maxRunningTasks,
       graceMs: config.abortGraceMs,
       outputLimitBytes: config.stepOutputLimitBytes,
-      workRoot: join(config.dataDir, 'work'),
+      workRoot: workRoot.dir,
+      taskUsers,
     },
     logger,
   );
@@ -62,20 +76,16 @@ export async function serve(config: ServeConfig): Promise<void> {
   };
   let server: Server;
   let scheme: 'http' | 'https';
-  let caFile: string | undefined;
-  if (config.insecureHttp) {
+  if (!tls) {
     server = createHttpServer(timeouts, app);
     scheme = 'http';
     logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   } else {
-    const given = config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined;
-    const tls = await ensureCertificate(config.dataDir, given);
     server = createHttpsServer(
       { ...readTls(tls), minVersion: 'TLSv1.2', handshakeTimeout: config.requestTimeoutMs, ...timeouts },
       app,
     );
     scheme = 'https';
-    if (tls.selfSigned) caFile = tls.cert;
     if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
   }
 
@@ -89,7 +99,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   logger.info('listening', { url: `${scheme}://${host}:${port}/v0`, data_dir: config.dataDir });
   // Tasks run on this host: they reach the server on loopback when it listens everywhere.
   const taskHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
-  scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile });
+  scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile: workRoot.caFile });
   // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
   const ticker = createTicker(store, scheduler, logger);
   ticker.start();
@@ -105,6 +115,26 @@ export async function serve(config: ServeConfig): Promise<void> {
     store.close();
     serverLock.release();
   });
+}
+
+/**
+ * The users tasks run as: the range asked for, which must work here; by default the default
+ * range when it works here, else none (tasks then run as the server's user, which is said).
+ */
+function chooseTaskUsers(config: ServeConfig, logger: Logger): UidRange | undefined {
+  if (config.taskUsers === 'off') return undefined;
+  const range = config.taskUsers === 'auto' ? DEFAULT_TASK_USERS : config.taskUsers;
+  const problem = taskUsersProblem(range);
+  if (problem === undefined) {
+    if (range.last - range.first + 1 < 2 * config.maxRunningTasks) {
+      throw new StartupError('--task-users must hold at least twice --max-running-tasks users');
+    }
+    logger.info('tasks run as users of their own', { first_uid: range.first, last_uid: range.last });
+    return range;
+  }
+  if (config.taskUsers !== 'auto') throw new StartupError(`--task-users cannot work: ${problem}`);
+  logger.warn("tasks run as the server's own user, and can read its data directory", { reason: problem });
+  return undefined;
 }
 
 /** Lets running steps finish until the deadline, then aborts them (their tasks are retried or fail). */

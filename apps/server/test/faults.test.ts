@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -345,6 +345,29 @@ describe('storage that refuses writes', () => {
     }
     recordFigures('storage refusing writes', { requests, failures5xx: 0, writesLost: 0, refused503: 4 });
   });
+
+  it('answers writes 503 while another process holds the write lock, and serves reads meanwhile', async () => {
+    const running = await start();
+    const stamp = Date.now();
+    const other = new Database(join(running.dataDir, 'pipewright.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const refused = await running.admin.POST('/projects', { body: { name: `locked-${stamp}` } }).then(
+        () => 'accepted',
+        (error: unknown) => (error instanceof ApiError ? `${error.status} ${error.code}` : String(error)),
+      );
+      expect(refused).toBe('503 service_unavailable');
+      expect((await running.admin.GET('/projects')).response.status).toBe(200);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(
+      (await running.admin.POST('/projects', { body: { name: `after-${stamp}` } })).response.status,
+    ).toBe(201);
+    expect(running.server.stderr()).toContain('database is locked');
+    await running.server.stop();
+  });
 });
 
 describe('a step that prints far more than the output limit', () => {
@@ -401,7 +424,10 @@ function isRunning(pid: number): boolean {
   }
 }
 
+const asRoot = process.getuid?.() === 0;
+
 describe('steps that leave children ignoring SIGTERM', () => {
+  const childCount = asRoot ? 3 : 2;
   // Each step starts a child and a grandchild that ignore SIGTERM and sleep for minutes,
   // and records their pids; `main` is the step's own last command.
   const steps = (main: string) =>
@@ -409,12 +435,15 @@ describe('steps that leave children ignoring SIGTERM', () => {
       'printf \'trap "" TERM\\necho $$ >> "$DIR/pids"\\nexec sleep 300\\n\' > ignore.sh',
       'sh ignore.sh &',
       "sh -c 'sh ignore.sh & wait' &",
-      'i=0; while [ "$(cat "$DIR/pids" 2>/dev/null | wc -l)" -lt 2 ] && [ "$i" -lt 200 ]; do sleep 0.05; i=$((i+1)); done',
+      // A daemon's way out of the step's process group: only task users catch it.
+      ...(asRoot ? ['setsid sh ignore.sh &'] : []),
+      `i=0; while [ "$(cat "$DIR/pids" 2>/dev/null | wc -l)" -lt ${childCount} ] && [ "$i" -lt 200 ]; do sleep 0.05; i=$((i+1)); done`,
       main,
     ].join('\n');
 
   async function runAndClean(main: string, end: (client: ApiClient, pipelineId: string) => Promise<void>) {
     const shared = tempDir('pipewright-children-');
+    chmodSync(shared, 0o777); // task users write there
     const server = await start(['--abort-grace', '1']);
     try {
       const { client } = await projectWith(server, [
@@ -429,7 +458,7 @@ describe('steps that leave children ignoring SIGTERM', () => {
         const found = existsSync(pidsFile)
           ? readFileSync(pidsFile, 'utf8').trim().split('\n').map(Number)
           : [];
-        return found.length >= 2 ? found : undefined;
+        return found.length >= childCount ? found : undefined;
       }, 15_000);
       await end(client, pipelineId);
       await eventually(() => (pids.some(isRunning) ? undefined : true), 10_000);
@@ -453,6 +482,75 @@ describe('steps that leave children ignoring SIGTERM', () => {
       await client.POST('/pipelines/id/{id}/abort', { params: { path: { id } } });
     });
     expect(status).toBe('aborted');
+  });
+});
+
+describe.skipIf(!asRoot)('task users', () => {
+  // `other` holds the line while `probe` looks around: as whom it runs, what it can read of
+  // the data directory, and which tasks' environments it can read in /proc.
+  const specs = [
+    task('other', 'id -u; sleep 30.25'),
+    task(
+      'probe',
+      [
+        'id -u',
+        "i=0; until grep -qs 'sleep.30.25' /proc/[0-9]*/cmdline || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done",
+        '{ head -c 15 ../../../pipewright.db && echo; } 2>/dev/null || echo "database: denied"',
+        'ls ../../.. >/dev/null 2>&1 || echo "data directory: not listable"',
+        `for f in /proc/[0-9]*/environ; do (tr '\\0' '\\n' < "$f") 2>/dev/null || true; done | grep '^PIPEWRIGHT_TASK_ID=' | sort -u`,
+      ].join('\n'),
+    ),
+    pipeline('look', ['other', 'probe']),
+    command('look', ['look']),
+  ];
+
+  async function look(extra: string[]) {
+    const running = await start(extra);
+    try {
+      const { client } = await projectWith(running, specs);
+      const [pipelineId = ''] = (await execute(client, await resourceId(client, 'command', 'look')))
+        .pipeline_ids;
+      const probe = await eventually(async () => {
+        const found = (await tasksOf(client, pipelineId)).find((t) => t.spec.name === 'probe');
+        return found && FINAL.has(found.status) ? found : undefined;
+      }, 20_000);
+      await client.POST('/pipelines/id/{id}/abort', { params: { path: { id: pipelineId } } });
+      const tasks = await tasksOf(client, pipelineId);
+      const outputOf = async (name: string) => {
+        const id = tasks.find((t) => t.spec.name === name)?.id ?? '';
+        const { data } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
+        return (data?.[0]?.output ?? '').trim().split('\n');
+      };
+      await settled(client, pipelineId);
+      return { probe, probeLines: await outputOf('probe'), otherLines: await outputOf('other'), tasks };
+    } finally {
+      await running.server.stop();
+    }
+  }
+
+  it('runs each task as a user of its own, which reads neither the data directory nor other tasks', async () => {
+    const { probe, probeLines, otherLines, tasks } = await look([]);
+    expect(probe.status).toBe('successful');
+    const [probeUid = '', ...rest] = probeLines;
+    const otherUid = otherLines[0] ?? '';
+    for (const uid of [probeUid, otherUid]) {
+      expect(Number(uid)).toBeGreaterThanOrEqual(2_000_000_000);
+      expect(Number(uid)).toBeLessThanOrEqual(2_000_999_999);
+    }
+    expect(probeUid).not.toBe(otherUid);
+    expect(rest).toEqual([
+      'database: denied',
+      'data directory: not listable',
+      `PIPEWRIGHT_TASK_ID=${probe.id}`,
+    ]);
+    expect(tasks).toHaveLength(2);
+  });
+
+  it("without them (--task-users off), a task reads the database and the other task's environment", async () => {
+    const { probeLines, tasks } = await look(['--task-users', 'off']);
+    expect(probeLines).toContain('SQLite format 3');
+    const ids = tasks.map((t) => `PIPEWRIGHT_TASK_ID=${t.id}`).sort();
+    expect(probeLines.filter((line) => line.startsWith('PIPEWRIGHT_TASK_ID=')).sort()).toEqual(ids);
   });
 });
 

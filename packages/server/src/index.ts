@@ -4,6 +4,7 @@ export type { RateLimit } from './http/rate-limit.js';
 export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
 export { runSteps } from './runner/index.js';
+export { taskUsersProblem, type UidRange } from './runner/task-users.js';
 export {
   createScheduler,
   type Scheduler,

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
+import { isStorageUnavailable } from '../store/storage-errors.js';
 
 // The status of every error code the server produces. The spec lists the same codes
 // per status (components/responses); this is the only place that maps them.
@@ -148,18 +149,6 @@ function fromBodyParser(error: {
         { pointer: '', reason: `cannot be read: ${error.message ?? 'unknown error'}` },
       ]);
   }
-}
-
-/**
- * SQLite's codes (better-sqlite3 puts them in `code`) for storage that cannot take a write
- * now: a full disk, a read-only or failing file system, a lock held too long elsewhere. The
- * transaction was rolled back, so nothing was applied, and the request may succeed later.
- */
-const STORAGE_UNAVAILABLE = /^SQLITE_(READONLY|FULL|IOERR|BUSY)(_|$)/;
-
-function isStorageUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && STORAGE_UNAVAILABLE.test(code);
 }
 
 function toDomainError(error: unknown, req: Request): DomainError {

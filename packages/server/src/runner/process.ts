@@ -1,4 +1,5 @@
 import { spawner } from './spawner.js';
+import type { TaskUser } from './task-users.js';
 
 export interface ProcessOptions {
   /** argv[0] is the path of an executable already found (see findExecutable). */
@@ -6,6 +7,8 @@ export interface ProcessOptions {
   /** The process's whole environment. */
   environment: Record<string, string>;
   cwd: string;
+  /** The task user the process runs as; the server's own user when absent. */
+  user?: TaskUser | undefined;
   signal: AbortSignal;
   graceMs: number;
   /**

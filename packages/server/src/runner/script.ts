@@ -1,5 +1,6 @@
-import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TaskUser } from './task-users.js';
 
 /**
  * `code` steps are written to a hidden directory of the working directory, the one place both a local
@@ -25,13 +26,26 @@ export function shebangInterpreter(code: string): string | undefined {
   return firstLine.trim().split(/[ \t]/, 1)[0] ?? '';
 }
 
-/** Writes the script, executable by its owner only, and returns its absolute path. */
-export async function writeScript(workDir: string, index: number, code: string): Promise<string> {
-  await mkdir(join(workDir, SCRIPT_DIRECTORY), { recursive: true, mode: 0o700 });
+/**
+ * Writes the script, executable by its owner only (the task user, when there is one), and returns
+ * its absolute path.
+ */
+export async function writeScript(
+  workDir: string,
+  index: number,
+  code: string,
+  owner?: TaskUser,
+): Promise<string> {
+  const directory = join(workDir, SCRIPT_DIRECTORY);
+  await mkdir(directory, { recursive: true, mode: 0o700 });
   const path = join(workDir, scriptPath(index));
   await writeFile(path, code, { mode: 0o700 });
   // writeFile's mode applies only to a new file, and the umask may have narrowed it.
   await chmod(path, 0o700);
+  if (owner) {
+    await chown(directory, owner.uid, owner.gid);
+    await chown(path, owner.uid, owner.gid);
+  }
   return path;
 }
 

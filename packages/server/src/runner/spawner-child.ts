@@ -114,6 +114,8 @@ function spawnStep(request: StartRequest, output: Socket): ChildProcess {
     env: request.environment,
     detached: true,
     stdio: ['ignore', output, output] as ['ignore', Socket, Socket],
+    // libuv drops the supplementary groups (setgroups) before it sets these.
+    ...(request.user ? { uid: request.user.uid, gid: request.user.gid } : {}),
   };
   const [file = '', ...args] = request.argv;
   try {

@@ -1,4 +1,5 @@
 import type { ProcessEnd } from './process.js';
+import type { TaskUser } from './task-users.js';
 
 /**
  * The messages between the server (spawner.ts) and its spawner process (spawner-child.ts), which
@@ -15,6 +16,8 @@ export interface StartRequest {
   cwd: string;
   /** After an abort's SIGTERM, how long the group has before SIGKILL. */
   graceMs: number;
+  /** The user and group the process runs as, with no supplementary groups; the spawner's own when absent. */
+  user?: TaskUser;
   /** Output sent back at most, in bytes: the rest is read (the process never blocks on it) and dropped. */
   forwardBytes: number;
 }

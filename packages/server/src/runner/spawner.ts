@@ -207,6 +207,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
           environment: options.environment,
           cwd: options.cwd,
           graceMs: options.graceMs,
+          ...(options.user ? { user: options.user } : {}),
           forwardBytes:
             options.outputLimitBytes === undefined
               ? Number.POSITIVE_INFINITY

@@ -1,3 +1,5 @@
+import type { TaskUser } from './task-users.js';
+
 /** One step of a task, as specified: exactly one of `command` and `code` (validated upstream). */
 export interface Step {
   label?: string;
@@ -18,6 +20,11 @@ export interface RunRequest {
   environment: Record<string, string>;
   /** An existing, empty directory (absolute path): the working directory of every step. The caller creates and removes it. */
   workDir: string;
+  /**
+   * The task user every process of the run runs as; the working directory belongs to it, and so do
+   * the files the runner writes there. The server's own user when absent.
+   */
+  user?: TaskUser | undefined;
   /** Aborting it stops the run: SIGTERM to the step's whole process group, SIGKILL after graceMs. */
   signal: AbortSignal;
   graceMs: number;

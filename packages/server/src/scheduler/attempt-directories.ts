@@ -1,11 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TaskUser } from '../runner/task-users.js';
 
-/** Where one attempt of a task runs: its working directory, and its context file beside it. */
+/** Where one attempt of a task runs: its working directory, its TMPDIR and its context file beside them. */
 export interface AttemptPaths {
   dir: string;
   workDir: string;
+  tmpDir: string;
   contextPath: string;
 }
 
@@ -22,11 +24,16 @@ export function createAttemptDirectories(workRoot: string) {
   return {
     pathsOf(taskId: string, retry: number): AttemptPaths {
       const dir = join(workRoot, `${taskId}-${retry}`);
-      return { dir, workDir: join(dir, 'work'), contextPath: join(dir, 'context.json') };
+      return {
+        dir,
+        workDir: join(dir, 'work'),
+        tmpDir: join(dir, 'tmp'),
+        contextPath: join(dir, 'context.json'),
+      };
     },
 
-    /** Makes the attempt's directories, and its context file holding `context`. */
-    async make(paths: AttemptPaths, context: string): Promise<void> {
+    /** Makes the attempt's directories and its context file holding `context`: the task user's when there is one. */
+    async make(paths: AttemptPaths, context: string, user?: TaskUser): Promise<void> {
       // A restarted task's first attempt has the same directory as its last first attempt.
       const removal = removals.get(paths.dir);
       if (removal) await removal;
@@ -40,7 +47,13 @@ export function createAttemptDirectories(workRoot: string) {
         mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
       }
       mkdirSync(paths.workDir, { mode: 0o700 });
+      mkdirSync(paths.tmpDir, { mode: 0o700 });
       writeFileSync(paths.contextPath, context, { mode: 0o600 });
+      if (user) {
+        for (const path of [paths.dir, paths.workDir, paths.tmpDir, paths.contextPath]) {
+          chownSync(path, user.uid, user.gid);
+        }
+      }
     },
 
     /** Starts removing the attempt's directory. Never fails: what cannot be removed stays. */
@@ -58,9 +71,10 @@ export function createAttemptDirectories(workRoot: string) {
 
 async function removeNow(paths: AttemptPaths): Promise<void> {
   try {
-    // What an attempt whose steps left nothing holds: three calls, where a recursive removal takes eight.
+    // What an attempt whose steps left nothing holds: a few calls, where a recursive removal takes twice as many.
     await unlink(paths.contextPath);
     await rmdir(paths.workDir);
+    await rmdir(paths.tmpDir);
     await rmdir(paths.dir);
   } catch {
     await rm(paths.dir, { recursive: true, force: true }).catch(() => undefined);

@@ -4,6 +4,7 @@ import { newId } from '../domain/ids.js';
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
 import { spawner } from '../runner/spawner.js';
+import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-users.js';
 import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
 import type { WorkNotifier } from '../services/work.js';
 import type { Store } from '../store/index.js';
@@ -28,6 +29,11 @@ export interface SchedulerOptions {
   workRoot: string;
   /** Safety net: look for work this often even without a wake-up. */
   pollIntervalMs?: number;
+  /**
+   * Each running task gets a user of this range, swept when it ends (see runner/task-users.ts).
+   * Without it, tasks run as the server's own user.
+   */
+  taskUsers?: UidRange | undefined;
 }
 
 /** How tasks reach the server, known once it listens. */
@@ -73,6 +79,8 @@ export function createScheduler(
 ) {
   const running = new Map<string, Running>();
   const attempts = createAttemptDirectories(options.workRoot);
+  // A swept user can take a task that waited for one.
+  const users = options.taskUsers && createTaskUsers(options.taskUsers, () => wakeUp());
   let stopping = false;
   let started = false;
   let drainQueued = false;
@@ -176,7 +184,9 @@ export function createScheduler(
       task.spec.data.steps.map((s) => s.label),
     );
     let outcome: RunOutcome;
+    let user: TaskUser | undefined;
     try {
+      user = users?.take();
       const pipeline = store.pipelines.runContext(task.pipeline_id);
       const project = store.projects.get(task.org_id, task.project_id);
       const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
@@ -187,17 +197,19 @@ export function createScheduler(
         event,
         pipelineEnvironment: pipeline.environment,
         workDir,
+        tmpDir: paths.tmpDir,
         contextPath,
         apiUrl: access.apiUrl,
         apiKey,
         caFile: access.caFile,
       };
-      await attempts.make(paths, JSON.stringify(contextDocument(context)));
+      await attempts.make(paths, JSON.stringify(contextDocument(context)), user);
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
         environment: taskEnvironment(context),
         workDir,
+        user,
         signal,
         graceMs: options.graceMs,
         outputLimitBytes: options.outputLimitBytes,
@@ -230,6 +242,7 @@ export function createScheduler(
     } finally {
       // Once the next task is on its way.
       attempts.remove(paths);
+      if (user) users?.giveBack(user);
     }
   };
 
@@ -246,10 +259,15 @@ export function createScheduler(
       // Up before the first task, which would otherwise wait for it to boot.
       releaseSpawner = spawner.hold();
       recoverInterruptedTasks(store, logger, clock());
-      started = true;
-      pollTimer = setInterval(wakeUp, options.pollIntervalMs ?? 1000);
-      pollTimer.unref();
-      wakeUp();
+      // What a previous server's tasks left running as task users goes before any task starts.
+      void (users?.sweepAll() ?? Promise.resolve(true)).then((swept) => {
+        if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');
+        if (stopping) return;
+        started = true;
+        pollTimer = setInterval(wakeUp, options.pollIntervalMs ?? 1000);
+        pollTimer.unref();
+        wakeUp();
+      });
     },
     /** Claims nothing more, waits for running tasks up to the deadline, then aborts them. */
     async stop(deadlineMs: number) {
@@ -265,6 +283,7 @@ export function createScheduler(
         await all();
       }
       await attempts.settled();
+      users?.close();
       await releaseSpawner?.();
     },
     get runningCount() {

@@ -13,6 +13,7 @@ export interface TaskContext {
   /** Variables of the pipeline's command parameters. */
   pipelineEnvironment: Record<string, string>;
   workDir: string;
+  tmpDir: string;
   contextPath: string;
   apiUrl: string;
   apiKey: string;
@@ -43,6 +44,7 @@ export function taskEnvironment(context: TaskContext): Record<string, string> {
   return {
     PATH: TASK_PATH,
     HOME: context.workDir,
+    TMPDIR: context.tmpDir,
     ...task.spec.data.environment,
     ...context.pipelineEnvironment,
     ...parameterEnvironment(task.spec.data.parameters ?? [], taskParameters(task)),

@@ -4,6 +4,7 @@ import type { Principal } from '../domain/principal.js';
 import { formatTime } from '../domain/time.js';
 import type { KeyOwner } from '../store/api-keys.store.js';
 import type { Store } from '../store/index.js';
+import { isStorageUnavailable } from '../store/storage-errors.js';
 import type { TaskKeyOwner } from '../store/task-keys.store.js';
 import { createKeyOwnerCache } from './auth-cache.js';
 
@@ -26,7 +27,12 @@ export function createAuthService(store: Store, clock: () => Date) {
     const staleBefore = now.getTime() - LOGIN_RECORD_INTERVAL_MS;
     // Parsing the stored time costs less than formatting one, on every request.
     if (owner.last_login_time === null || Date.parse(owner.last_login_time) < staleBefore) {
-      store.accounts.touchLogin(owner.account_id, formatTime(now), formatTime(new Date(staleBefore)));
+      try {
+        store.accounts.touchLogin(owner.account_id, formatTime(now), formatTime(new Date(staleBefore)));
+      } catch (error) {
+        // Bookkeeping: storage that refuses writes must not refuse reads. It is tried again next time.
+        if (!isStorageUnavailable(error)) throw error;
+      }
     }
     return { orgId: owner.org_id, keyId: parts.id, accountId: owner.account_id, role: owner.role };
   };
