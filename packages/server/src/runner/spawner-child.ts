@@ -23,7 +23,7 @@ import type { FromSpawner, StartRequest, ToSpawner } from './spawner-protocol.js
 const ORPHANED_OUTPUT_WAIT_MS = 2_000;
 
 /** Output connections kept ready, so that a spawn does not wait for one. */
-const READY_CONNECTIONS = 2;
+const READY_CONNECTIONS = 4;
 
 /**
  * A step's output is one connected pair of Unix sockets: the process gets `write` as both its

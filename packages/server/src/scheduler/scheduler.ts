@@ -51,10 +51,14 @@ interface Running {
   done: Promise<void>;
 }
 
-/** A task claimed to run, with the API key it runs with. */
+/** A task claimed to run, with the API key it runs with and what it was started by. */
 interface Claim {
   task: Task;
   apiKey: string;
+  /** Read in the claim's transaction (one transaction instead of four); undefined if it vanished. */
+  origin:
+    | { project: Schemas['Project']; event: Schemas['Event']; environment: Record<string, string> }
+    | undefined;
 }
 
 function runtimeOf(task: Task): Runtime {
@@ -100,9 +104,13 @@ export function createScheduler(
     const keyId = newId();
     const secret = makeSecret();
     store.taskKeys.insert(keyId, task.id, hashSecret(secret));
+    const pipeline = store.pipelines.runContext(task.pipeline_id);
+    const project = store.projects.get(task.org_id, task.project_id);
+    const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
     return {
       task: { ...task, status: 'started', start_time: now },
       apiKey: formatKey({ kind: 'task', id: keyId, secret }),
+      origin: pipeline && project && event && { project, event, environment: pipeline.environment },
     };
   };
 
@@ -163,9 +171,10 @@ export function createScheduler(
     dueTimer.unref();
   };
 
-  const launch = ({ task, apiKey }: Claim) => {
+  const launch = (claimed: Claim) => {
+    const { task } = claimed;
     const controller = new AbortController();
-    const done = runTask(task, apiKey, controller.signal)
+    const done = runTask(claimed, controller.signal)
       .catch((error) => logger.error('task run failed', { task_id: task.id, error: String(error) }))
       .finally(() => {
         running.delete(task.id);
@@ -174,7 +183,7 @@ export function createScheduler(
     running.set(task.id, { controller, done });
   };
 
-  const runTask = async (task: Task, apiKey: string, signal: AbortSignal) => {
+  const runTask = async ({ task, apiKey, origin }: Claim, signal: AbortSignal) => {
     const paths = attempts.pathsOf(task.id, task.retry);
     const { workDir, contextPath } = paths;
     const recorder = createStepRecorder(
@@ -187,15 +196,12 @@ export function createScheduler(
     let user: TaskUser | undefined;
     try {
       user = users?.take();
-      const pipeline = store.pipelines.runContext(task.pipeline_id);
-      const project = store.projects.get(task.org_id, task.project_id);
-      const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
-      if (!pipeline || !project || !event) throw new Error(`pipeline ${task.pipeline_id} vanished`);
+      if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
       const context = {
         task,
-        project,
-        event,
-        pipelineEnvironment: pipeline.environment,
+        project: origin.project,
+        event: origin.event,
+        pipelineEnvironment: origin.environment,
         workDir,
         tmpDir: paths.tmpDir,
         contextPath,

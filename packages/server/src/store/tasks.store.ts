@@ -93,6 +93,10 @@ export function createTaskStore(db: Db) {
             count(*) FILTER (WHERE status <> 'successful') AS unsuccessful
      FROM tasks WHERE pipeline_id = ?`,
   );
+  // Through the partial index tasks_running: a pipeline's running tasks, not all of its tasks.
+  const anyStarted = db.prepare<[string], { found: number }>(
+    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status = 'started' LIMIT 1`,
+  );
   const nextDue = db.prepare<[], { not_before: string }>(
     `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
   );
@@ -170,6 +174,10 @@ export function createTaskStore(db: Db) {
     /** How many tasks of the pipeline are unfinished, and how many did not succeed. */
     tally(pipelineId: string): { unfinished: number; unsuccessful: number } {
       return tally.get(pipelineId) ?? { unfinished: 0, unsuccessful: 0 };
+    },
+    /** Whether a task of the pipeline is running. */
+    anyStarted(pipelineId: string): boolean {
+      return anyStarted.get(pipelineId) !== undefined;
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
     started(): Task[] {
