@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
@@ -11,6 +11,7 @@ import { eventually, lastLine, type RunningServer, startProgram } from './progra
 const dirs: string[] = [];
 function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o777); // tasks, as task users, write there
   dirs.push(dir);
   return dir;
 }

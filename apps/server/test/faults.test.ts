@@ -632,7 +632,7 @@ describe("the program's secrets", () => {
       mode('tls/key.pem'),
       mode('admin-api-key'),
       mode('pipewright.db'),
-    ]).toEqual([0o700, 0o700, 0o600, 0o600, 0o600]);
+    ]).toEqual([asRoot ? 0o711 : 0o700, 0o700, 0o600, 0o600, 0o600]); // 0711: task users enter
     const pem = readFileSync(join(dataDir, 'tls', 'cert.pem'));
     const { publicKey } = new X509Certificate(pem);
     expect([publicKey.asymmetricKeyType, publicKey.asymmetricKeyDetails?.namedCurve]).toEqual([

@@ -250,8 +250,10 @@ describe('what a task sees', () => {
       PIPEWRIGHT_CONTEXT_PATH: expect.any(String),
     });
     // Nothing of the server's own environment leaks in.
-    // Its working directory is gone once it has ended.
+    // Its working directory and its TMPDIR are gone once it has ended.
     expect(existsSync(env.HOME ?? '')).toBe(false);
+    expect(existsSync(env.TMPDIR ?? '')).toBe(false);
+    expect(env.TMPDIR).not.toBe(env.HOME);
     // Nothing else: not a variable of the server's own environment (the shell adds PWD and the like).
     const shell = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
     expect(
@@ -262,6 +264,7 @@ describe('what a task sees', () => {
       [
         'PATH',
         'HOME',
+        'TMPDIR',
         'COLOUR',
         'SIZE',
         'RELEASE',
