@@ -31,22 +31,23 @@ interface Instance {
 }
 
 export interface Spawner {
-  /** Runs one process through the spawner process (see runProcess for what that means). */
+  /** Runs one process through a spawner process (see runProcess for what that means). */
   run(options: ProcessOptions): Promise<ProcessEnd>;
   /**
-   * Keeps the spawner process up (starting it now, so that the first step does not wait for it) until
-   * the returned release is called; release resolves once the process is gone. Without a holder, a
-   * spawner process is started on demand and stops when its last run ends.
+   * Keeps the spawner processes up (starting one now, so that the first step does not wait for it)
+   * until the returned release is called; release resolves once they are gone. More are started
+   * while all are busy, up to the size. Without a holder, a spawner process is started on demand
+   * and stops when its last run ends.
    */
   hold(): () => Promise<void>;
 }
 
 /**
- * The server side of the spawner (spawner-child.ts): a thin client that starts the spawner process,
- * sends it what to run and hands back what it reports. Its own process is forked with neither the
- * server's flags nor its environment, in a session of its own (a Ctrl-C meant for the server must not
- * kill it). When it dies, the runs it owned end: their process groups are killed, and a new spawner
- * process is started for the next run.
+ * The server side of the spawner (spawner-child.ts): a thin client that starts spawner processes
+ * (at most `size`), sends each run to the least busy and hands back what it reports. They are forked
+ * with neither the server's flags nor its environment, each in a session of its own (a Ctrl-C meant
+ * for the server must not kill them). When one dies, the runs it owned end: their process groups
+ * are killed, and later runs go to the others or to a new one.
  */
 export function createSpawner(entry: () => string, size: number): Spawner {
   /** Spawner processes up and taking runs. */
@@ -223,7 +224,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
     hold() {
       holders += 1;
       try {
-        while (live.size < size) start();
+        if (live.size === 0) start();
       } catch {
         // Started again on the first run, which reports why it cannot.
       }
@@ -258,9 +259,9 @@ const resolveEntry = () => createRequire(import.meta.url).resolve('@pipewright/s
 
 /**
  * Spawner processes at most: a spawn holds its spawner for the whole fork and exec, so one per
- * core lets spawns run side by side.
+ * core lets spawns run side by side; past 4, more would mostly cost memory (each is a Node process).
  */
-const SPAWNER_PROCESSES = availableParallelism();
+const SPAWNER_PROCESSES = Math.min(availableParallelism(), 4);
 
 /** The spawner of this process, shared by every runner and scheduler in it. */
 export const spawner: Spawner = createSpawner(resolveEntry, SPAWNER_PROCESSES);
