@@ -159,6 +159,28 @@ describe('the spawner', () => {
     expect(received).toBe(14);
   });
 
+  it('sends back output within the limit whole and in order, however slowly it is taken', async () => {
+    const chunks: Buffer[] = [];
+    const end = await runProcess({
+      argv: ['/usr/bin/seq', '1', '300000'],
+      environment: {},
+      cwd: workDir,
+      signal: new AbortController().signal,
+      graceMs: 1000,
+      outputLimitBytes: 10 * 1024 * 1024,
+      onOutput: (chunk) => {
+        chunks.push(chunk);
+        const until = Date.now() + 1; // a receiver slower than the sender: the channel backs up
+        while (Date.now() < until) {
+          // busy
+        }
+      },
+    });
+    expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
+    const expected = `${Array.from({ length: 300000 }, (_, i) => i + 1).join('\n')}\n`;
+    expect(Buffer.concat(chunks).toString()).toBe(expected);
+  });
+
   it('kills the process and rejects when the pid cannot be taken', async () => {
     const failure = new Error('disk full');
     let output = '';
@@ -178,6 +200,19 @@ describe('the spawner', () => {
     await expect(ended).rejects.toBe(failure);
     const pid = Number(output.trim());
     if (pid > 0) expect(await waitFor(() => isGone(pid), Boolean)).toBe(true);
+  });
+
+  it('reports a process that cannot be spawned as not started, with why', async () => {
+    const recorder = recordingSink();
+    const outcome = await runSteps(
+      request([{ command: 'true' }], recorder.sink, { environment: { PATH: '/usr/bin:/bin', BAD: 'a\0b' } }),
+    );
+    expect(outcome).toEqual({
+      outcome: 'failed',
+      stepIndex: 0,
+      message: expect.stringMatching(/^step 1 could not start: .*null bytes/),
+    });
+    expect(recorder.results[0]).toMatchObject({ outcome: 'not_started' });
   });
 
   it('runs an executable file without a #! line with /bin/sh, as execvp does', async () => {
