@@ -12,11 +12,10 @@ import {
   openStore,
   runSteps,
   type Scheduler,
-  taskUsersProblem,
-  type UidRange,
 } from '@pipewright/server';
-import { DEFAULT_TASK_USERS, type ServeConfig } from './config.js';
-import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
+import type { ServeConfig } from './config.js';
+import { lockDataDir, prepareWorkRoot, privateDatabaseFile } from './data-dir.js';
+import { chooseTaskUsers } from './task-users.js';
 import { ensureCertificate, readTls } from './tls.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
@@ -49,7 +48,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       graceMs: config.abortGraceMs,
       outputLimitBytes: config.stepOutputLimitBytes,
       workRoot: workRoot.dir,
-      taskUsers,
+      taskUsers: taskUsers?.range,
     },
     logger,
   );
@@ -113,28 +112,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     server.closeAllConnections();
     workStore.close();
     store.close();
+    taskUsers?.claim.release();
     serverLock.release();
   });
-}
-
-/**
- * The users tasks run as: the range asked for, which must work here; by default the default
- * range when it works here, else none (tasks then run as the server's user, which is said).
- */
-function chooseTaskUsers(config: ServeConfig, logger: Logger): UidRange | undefined {
-  if (config.taskUsers === 'off') return undefined;
-  const range = config.taskUsers === 'auto' ? DEFAULT_TASK_USERS : config.taskUsers;
-  const problem = taskUsersProblem(range);
-  if (problem === undefined) {
-    if (range.last - range.first + 1 < 2 * config.maxRunningTasks) {
-      throw new StartupError('--task-users must hold at least twice --max-running-tasks users');
-    }
-    logger.info('tasks run as users of their own', { first_uid: range.first, last_uid: range.last });
-    return range;
-  }
-  if (config.taskUsers !== 'auto') throw new StartupError(`--task-users cannot work: ${problem}`);
-  logger.warn("tasks run as the server's own user, and can read its data directory", { reason: problem });
-  return undefined;
 }
 
 /** Lets running steps finish until the deadline, then aborts them (their tasks are retried or fail). */

@@ -95,6 +95,40 @@ describe('pipewright-server', () => {
     await third.stop();
   });
 
+  it.skipIf(process.getuid?.() !== 0)(
+    'gives servers of one host task users of their own, since each kills every process of its range',
+    async () => {
+      const rangeOf = (server: Awaited<ReturnType<typeof startProgram>>) =>
+        server
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('tasks run as users of their own'))
+          .map((line) => JSON.parse(line) as { first_uid: number; last_uid: number })
+          .map((logged) => ({ first: logged.first_uid, last: logged.last_uid }))[0];
+      const one = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()]);
+      const two = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()]);
+      try {
+        const [a, b] = [rangeOf(one), rangeOf(two)];
+        expect(a && b).toBeTruthy();
+        expect((a?.last ?? 0) < (b?.first ?? 0) || (b?.last ?? 0) < (a?.first ?? 0)).toBe(true);
+        // A range asked for explicitly is one server's too.
+        const taken = await runProgram([
+          '--listen',
+          '127.0.0.1:0',
+          '--data-dir',
+          dataDir(),
+          '--task-users',
+          `${a?.first}-${a?.last}`,
+        ]);
+        expect(taken.code).toBe(1);
+        expect(taken.stderr).toContain(`uses task users ${a?.first}-${a?.last}`);
+      } finally {
+        await one.stop();
+        await two.stop();
+      }
+    },
+  );
+
   it('runs the admin commands while the server runs, each printing a working key last', async () => {
     const dir = dataDir();
     const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
