@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { type ExclusiveLock, takeExclusiveLock } from '@pipewright/server';
 
 const DATABASE_FILE = 'pipewright.db';
@@ -45,23 +47,40 @@ export interface WorkRoot {
 }
 
 /**
- * The data directory's `work/`, where the scheduler makes each attempt's directory, emptied:
- * what is there was left by a crash, and the tasks it belonged to are retried afresh.
+ * Where the scheduler makes each attempt's directory, emptied: what is there was left by a
+ * crash, and the tasks it belonged to are retried afresh. The data directory's `work/`, unless
+ * task users could not reach it there (a parent directory others may not enter, such as a
+ * 0700 home): then a directory of the temp directory, named after the data directory.
  *
- * When tasks run as users of their own they must reach `work/` (the directory and the data
- * directory become 0711: enterable, not listable; the files beside stay 0600), and they get
- * a copy of the server's self-signed certificate there, since `tls/` stays private.
+ * When tasks run as users of their own they must reach it (it becomes 0711: enterable, not
+ * listable, and so does the data directory when it holds it; the files beside stay 0600), and
+ * they get a copy of the server's self-signed certificate there, since `tls/` stays private.
  */
 export function prepareWorkRoot(dataDir: string, forTaskUsers: boolean, selfSignedCert?: string): WorkRoot {
-  const dir = join(dataDir, 'work');
+  const inside = !forTaskUsers || enterableByOthers(dirname(dataDir));
+  const dir = inside ? join(dataDir, 'work') : outsideWorkRoot(dataDir);
   rmSync(dir, { recursive: true, force: true });
   const mode = forTaskUsers ? 0o711 : 0o700;
+  // Fails if someone made it again meanwhile: the server does not start on a directory it did not make.
   mkdirSync(dir, { mode });
   chmodSync(dir, mode);
-  chmodSync(dataDir, mode);
+  if (inside) chmodSync(dataDir, mode);
   if (selfSignedCert === undefined) return { dir };
   const caFile = join(dir, 'ca.pem');
   copyFileSync(selfSignedCert, caFile);
   chmodSync(caFile, 0o644);
   return { dir, caFile };
+}
+
+/** Whether a user other than the owner may enter `path` and each directory above it. */
+function enterableByOthers(path: string): boolean {
+  for (let current = resolve(path); ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false;
+    if (current === dirname(current)) return true;
+  }
+}
+
+function outsideWorkRoot(dataDir: string): string {
+  const name = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return join(tmpdir(), `pipewright-work-${name}`);
 }

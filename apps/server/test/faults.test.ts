@@ -546,6 +546,23 @@ describe.skipIf(!asRoot)('task users', () => {
     expect(tasks).toHaveLength(2);
   });
 
+  it('runs tasks when the data directory lies in a directory others may not enter', async () => {
+    const privateParent = tempDir('pipewright-private-'); // 0700, as a home directory
+    const running = await start([], join(privateParent, 'data'));
+    try {
+      const { client } = await projectWith(running, [
+        task('hello', 'echo hello from "$(id -u)"'),
+        pipeline('hello', ['hello']),
+        command('hello', ['hello']),
+      ]);
+      const [pipelineId = ''] = (await execute(client, await resourceId(client, 'command', 'hello')))
+        .pipeline_ids;
+      expect((await settled(client, pipelineId)).status).toBe('successful');
+    } finally {
+      await running.server.stop();
+    }
+  });
+
   it("without them (--task-users off), a task reads the database and the other task's environment", async () => {
     const { probeLines, tasks } = await look(['--task-users', 'off']);
     expect(probeLines).toContain('SQLite format 3');
