@@ -32,9 +32,7 @@ export function privateDatabaseFile(dataDir: string): string {
  * crash, and stop them. The lock is released when the process ends, however it ends.
  */
 export function lockDataDir(dataDir: string): ExclusiveLock {
-  const file = join(dataDir, SERVER_LOCK_FILE);
-  closeSync(openSync(file, 'a', 0o600));
-  const lock = takeExclusiveLock(file);
+  const lock = takeExclusiveLock(join(dataDir, SERVER_LOCK_FILE));
   if (!lock) throw new StartupError(`another pipewright-server is already serving ${dataDir}`);
   return lock;
 }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -64,7 +64,5 @@ export function chooseTaskUsers(config: ServeConfig, logger: Logger): ChosenTask
 
 function claimRange(range: UidRange): ExclusiveLock | undefined {
   mkdirSync(CLAIMS_DIR, { recursive: true, mode: 0o700 });
-  const file = join(CLAIMS_DIR, `task-users-${range.first}-${range.last}.lock`);
-  closeSync(openSync(file, 'a', 0o600));
-  return takeExclusiveLock(file);
+  return takeExclusiveLock(join(CLAIMS_DIR, `task-users-${range.first}-${range.last}.lock`));
 }
