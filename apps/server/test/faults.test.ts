@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -558,6 +558,40 @@ describe.skipIf(!asRoot)('task users', () => {
       const [pipelineId = ''] = (await execute(client, await resourceId(client, 'command', 'hello')))
         .pipeline_ids;
       expect((await settled(client, pipelineId)).status).toBe('successful');
+    } finally {
+      await running.server.stop();
+    }
+  });
+
+  it("cannot redirect the server's writes of its scripts to a file of its choosing", async () => {
+    // The server writes each `code` step to a file as root; step 1 tries to put a link where
+    // step 2's script goes.
+    const victim = join(tempDir('pipewright-victim-'), 'victim');
+    writeFileSync(victim, 'root file\n');
+    const running = await start();
+    try {
+      const plant = `ln -s ${victim} "$(dirname "$0")/step-2.sh" 2>/dev/null || echo "link: denied"`;
+      const { client } = await projectWith(running, [
+        {
+          type: 'task',
+          version: 1,
+          name: 'plant',
+          data: { steps: [{ code: plant }, { code: 'echo step 2' }] },
+        },
+        pipeline('plant', ['plant']),
+        command('plant', ['plant']),
+      ]);
+      const [pipelineId = ''] = (await execute(client, await resourceId(client, 'command', 'plant')))
+        .pipeline_ids;
+      const { status } = await settled(client, pipelineId);
+      const [planter] = await tasksOf(client, pipelineId);
+      const { data: steps } = await client.GET('/tasks/id/{id}/steps', {
+        params: { path: { id: planter?.id ?? '' } },
+      });
+      expect(readFileSync(victim, 'utf8')).toBe('root file\n');
+      expect(statSync(victim).uid).toBe(0);
+      expect(steps?.map((s) => s.output)).toEqual(['link: denied\n', 'step 2\n']);
+      expect(status).toBe('successful');
     } finally {
       await running.server.stop();
     }

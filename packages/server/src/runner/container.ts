@@ -1,5 +1,6 @@
+import { join } from 'node:path';
 import { findExecutable } from './executable.js';
-import { scriptArgv, scriptPath } from './script.js';
+import { scriptArgv, scriptName } from './script.js';
 import type { Step } from './types.js';
 
 export type ContainerEngine = 'docker' | 'podman';
@@ -8,11 +9,14 @@ export type ContainerEngine = 'docker' | 'podman';
 export interface ContainerRequest {
   image: string;
   workDir: string;
+  scriptDir: string;
   environment: Record<string, string>;
 }
 
 /** Where the working directory appears inside the container. */
 const CONTAINER_WORK_DIR = '/pipewright/work';
+/** Where a `code` step's script appears inside the container (read-only), beside the working directory. */
+const CONTAINER_SCRIPT_DIR = '/pipewright';
 
 export const NO_ENGINE_MESSAGE = 'the container runtime needs docker or podman, and neither is installed';
 
@@ -38,6 +42,7 @@ export async function findEngine(
  * The argv that runs one step in a container (argv[0] is the engine's name). Variables are passed by
  * name only (`-e NAME`): the engine reads their values from its own environment, so that secrets never
  * appear on a command line. `--init` gives the step a PID 1 that forwards signals and reaps zombies.
+ * A `code` step's script is mounted alone, read-only, beside the working directory.
  */
 export function containerCommand(
   engine: ContainerEngine,
@@ -45,6 +50,8 @@ export function containerCommand(
   step: Step,
   index: number,
 ): string[] {
+  const script = scriptName(index);
+  const scriptInside = `${CONTAINER_SCRIPT_DIR}/${script}`;
   const variables = Object.keys(request.environment)
     .filter((name) => !HOST_ONLY_VARIABLES.has(name))
     .flatMap((name) => ['-e', name]);
@@ -56,17 +63,15 @@ export function containerCommand(
     '--init',
     '-v',
     `${request.workDir}:${CONTAINER_WORK_DIR}`,
+    ...(step.code === undefined ? [] : ['-v', `${join(request.scriptDir, script)}:${scriptInside}:ro`]),
     '-w',
     CONTAINER_WORK_DIR,
     ...variables,
     request.image,
-    ...stepArgv(step, index),
+    ...(step.code === undefined
+      ? [step.command ?? '', ...(step.arguments ?? [])]
+      : scriptArgv(scriptInside, step.code)),
   ];
-}
-
-function stepArgv(step: Step, index: number): string[] {
-  if (step.code !== undefined) return scriptArgv(`${CONTAINER_WORK_DIR}/${scriptPath(index)}`, step.code);
-  return [step.command ?? '', ...(step.arguments ?? [])];
 }
 
 /** An image name starting with '-' would be read by the engine as an option. */

@@ -72,7 +72,7 @@ async function runStep(
     sink.stepEnded(index, result, new Date());
     return result;
   } finally {
-    if (step.code !== undefined) await removeScript(request.workDir, index);
+    if (step.code !== undefined) removeScript(request.scriptDir, index);
   }
 }
 
@@ -96,7 +96,7 @@ async function localLaunch(
   searchPath: string,
 ): Promise<Launch> {
   if (step.code !== undefined) {
-    const script = await writeScript(request.workDir, index, step.code, request.user);
+    const script = writeScript(request.scriptDir, index, step.code, request.user);
     const interpreter = shebangInterpreter(step.code);
     // Checked here because a missing interpreter would only show as the shell's "exec: ...: not found".
     // Like the kernel, a relative interpreter is taken from the working directory.
@@ -120,7 +120,7 @@ async function containerLaunch(
   if (engine === undefined) return { problem: NO_ENGINE_MESSAGE };
   const imageProblem = invalidImageProblem(image);
   if (imageProblem !== undefined) return { problem: imageProblem };
-  if (step.code !== undefined) await writeScript(request.workDir, index, step.code, request.user);
+  if (step.code !== undefined) writeScript(request.scriptDir, index, step.code, request.user);
   const [, ...engineArguments] = containerCommand(engine.engine, { ...request, image }, step, index);
   return { argv: [engine.path, ...engineArguments] };
 }

@@ -1,17 +1,10 @@
-import { chmod, chown, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmodSync, chownSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskUser } from './task-users.js';
 
-/**
- * `code` steps are written to a hidden directory of the working directory, the one place both a local
- * process and a container (which mounts only the working directory) can read them. It is removed once
- * the step is over, so the working directory holds only what the steps made.
- */
-const SCRIPT_DIRECTORY = '.pipewright';
-
-/** The script's path relative to the working directory; `index` is 0-based, the name 1-based like messages. */
-export function scriptPath(index: number): string {
-  return `${SCRIPT_DIRECTORY}/step-${index + 1}.sh`;
+/** The script's file name; `index` is 0-based, the name 1-based like messages. */
+export function scriptName(index: number): string {
+  return `step-${index + 1}.sh`;
 }
 
 /** The argv that runs a script: its own `#!` interpreter, or /bin/sh with `set -eu`. */
@@ -27,31 +20,26 @@ export function shebangInterpreter(code: string): string | undefined {
 }
 
 /**
- * Writes the script, executable by its owner only (the task user, when there is one), and returns
- * its absolute path.
+ * Writes the script into `scriptDir` (which the steps cannot write to), executable by its owner
+ * only (the task user, when there is one), and returns its absolute path. The file is made anew
+ * ('wx' fails on anything already there, a link included). Synchronous, as the attempt's
+ * directories are made (scheduler/attempt-directories.ts): a few calls on the server's own work root.
  */
-export async function writeScript(
-  workDir: string,
-  index: number,
-  code: string,
-  owner?: TaskUser,
-): Promise<string> {
-  const directory = join(workDir, SCRIPT_DIRECTORY);
-  await mkdir(directory, { recursive: true, mode: 0o700 });
-  const path = join(workDir, scriptPath(index));
-  await writeFile(path, code, { mode: 0o700 });
-  // writeFile's mode applies only to a new file, and the umask may have narrowed it.
-  await chmod(path, 0o700);
-  if (owner) {
-    await chown(directory, owner.uid, owner.gid);
-    await chown(path, owner.uid, owner.gid);
-  }
+export function writeScript(scriptDir: string, index: number, code: string, owner?: TaskUser): string {
+  const path = join(scriptDir, scriptName(index));
+  rmSync(path, { force: true });
+  writeFileSync(path, code, { mode: 0o700, flag: 'wx' });
+  // The umask may have narrowed the mode.
+  chmodSync(path, 0o700);
+  if (owner) chownSync(path, owner.uid, owner.gid);
   return path;
 }
 
-/** Never fails: a script left behind does no harm, the caller removes the working directory anyway. */
-export async function removeScript(workDir: string, index: number): Promise<void> {
-  await rm(join(workDir, scriptPath(index)), { force: true }).catch(() => undefined);
-  // Fails, and stays, when a step put files of its own there.
-  await rmdir(join(workDir, SCRIPT_DIRECTORY)).catch(() => undefined);
+/** Never fails: a script left behind does no harm, the caller empties `scriptDir` anyway. */
+export function removeScript(scriptDir: string, index: number): void {
+  try {
+    rmSync(join(scriptDir, scriptName(index)), { force: true });
+  } catch {
+    // Left for the caller.
+  }
 }

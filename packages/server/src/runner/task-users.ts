@@ -15,8 +15,12 @@ export interface TaskUser {
 
 /** A sweep gives up for now after this many rounds that still found processes (a fork bomb). */
 const MAX_SWEEP_ROUNDS = 20;
-/** Users given back within this time are swept together: one scan of /proc for all of them. */
-const SWEEP_DELAY_MS = 20;
+/**
+ * Users given back within this time are swept together: one scan of /proc for all of them (a
+ * read of each process's status). Longer means fewer scans under load, and a finished task's
+ * leftover processes and its user kept that much longer.
+ */
+const SWEEP_DELAY_MS = 100;
 
 /**
  * Task users: each running task gets a user of its own from `range`, so that its processes
@@ -31,8 +35,8 @@ const SWEEP_DELAY_MS = 20;
 export function createTaskUsers(range: UidRange, onSwept: () => void = () => undefined) {
   const size = range.last - range.first + 1;
   const inUse = new Set<number>();
-  /** Given back, not yet swept: not handed out. */
-  const unswept = new Set<number>();
+  /** Given back, not yet swept (not handed out), with what resolves giveBack's promise. */
+  const unswept = new Map<number, () => void>();
   let next = 0;
   let sweepTimer: NodeJS.Timeout | undefined;
 
@@ -45,7 +49,10 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
     const done = await sweepUsers(range, inUse).catch(() => false);
     sweeping = false;
     if (done) {
-      for (const uid of swept) unswept.delete(uid);
+      for (const [uid, resolve] of swept) {
+        unswept.delete(uid);
+        resolve();
+      }
       onSwept();
     }
     // Processes still appearing (or /proc failing): again later, the users stay out of use meanwhile.
@@ -68,11 +75,15 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
       }
       throw new Error(`all ${size} task users are in use`);
     },
-    /** The task is over: its user's processes are killed soon, then the user can be handed out again. */
-    giveBack(user: TaskUser): void {
+    /**
+     * The task is over: its user's processes are killed soon, then the user can be handed out
+     * again. Resolves once none is left (never, after close).
+     */
+    giveBack(user: TaskUser): Promise<void> {
       inUse.delete(user.uid);
-      unswept.add(user.uid);
+      const swept = new Promise<void>((resolve) => unswept.set(user.uid, resolve));
       scheduleSweep(SWEEP_DELAY_MS);
+      return swept;
     },
     /** Kills every process of the range now (at start: what a previous server left running). */
     sweepAll(): Promise<boolean> {

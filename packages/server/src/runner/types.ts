@@ -21,6 +21,11 @@ export interface RunRequest {
   /** An existing, empty directory (absolute path): the working directory of every step. The caller creates and removes it. */
   workDir: string;
   /**
+   * An existing directory (absolute path) where the scripts of `code` steps are written: one the
+   * steps cannot write to, so that none can put a link where the runner writes.
+   */
+  scriptDir: string;
+  /**
    * The task user every process of the run runs as; the working directory belongs to it, and so do
    * the files the runner writes there. The server's own user when absent.
    */

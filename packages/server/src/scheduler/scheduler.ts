@@ -8,7 +8,7 @@ import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-us
 import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
 import type { WorkNotifier } from '../services/work.js';
 import type { Store } from '../store/index.js';
-import { createAttemptDirectories } from './attempt-directories.js';
+import { type Attempt, createAttemptDirectories } from './attempt-directories.js';
 import { recoverInterruptedTasks } from './recovery.js';
 import { createStepRecorder } from './step-recorder.js';
 import { completeAttempt } from './task-completion.js';
@@ -82,7 +82,7 @@ export function createScheduler(
   clock: () => Date = () => new Date(),
 ) {
   const running = new Map<string, Running>();
-  const attempts = createAttemptDirectories(options.workRoot);
+  const attempts = createAttemptDirectories(options.workRoot, options.taskUsers !== undefined);
   // A swept user can take a task that waited for one.
   const users = options.taskUsers && createTaskUsers(options.taskUsers, () => wakeUp());
   let stopping = false;
@@ -184,8 +184,6 @@ export function createScheduler(
   };
 
   const runTask = async ({ task, apiKey, origin }: Claim, signal: AbortSignal) => {
-    const paths = attempts.pathsOf(task.id, task.retry);
-    const { workDir, contextPath } = paths;
     const recorder = createStepRecorder(
       store,
       task.id,
@@ -194,27 +192,25 @@ export function createScheduler(
     );
     let outcome: RunOutcome;
     let user: TaskUser | undefined;
+    let attempt: Attempt | undefined;
     try {
       user = users?.take();
       if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
-      const context = {
-        task,
-        project: origin.project,
-        event: origin.event,
-        pipelineEnvironment: origin.environment,
-        workDir,
-        tmpDir: paths.tmpDir,
-        contextPath,
-        apiUrl: access.apiUrl,
-        apiKey,
-        caFile: access.caFile,
-      };
-      await attempts.make(paths, JSON.stringify(contextDocument(context)), user);
+      attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), user);
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
-        environment: taskEnvironment(context),
-        workDir,
+        environment: taskEnvironment({
+          task,
+          project: origin.project,
+          pipelineEnvironment: origin.environment,
+          attempt,
+          apiUrl: access.apiUrl,
+          apiKey,
+          caFile: access.caFile,
+        }),
+        workDir: attempt.workDir,
+        scriptDir: attempt.dir,
         user,
         signal,
         graceMs: options.graceMs,
@@ -246,9 +242,9 @@ export function createScheduler(
       stopTasks(aborted);
       if (next) launch(next);
     } finally {
-      // Once the next task is on its way.
-      attempts.remove(paths);
-      if (user) users?.giveBack(user);
+      // Once the next task is on its way. The slot is reused once nothing of this task runs.
+      const quiet = user && users?.giveBack(user);
+      if (attempt) attempts.giveBack(attempt, quiet);
     }
   };
 

@@ -1,5 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
+import type { Attempt } from './attempt-directories.js';
 
 type Task = Schemas['Task'];
 
@@ -9,12 +10,9 @@ export const TASK_PATH = '/usr/local/bin:/usr/bin:/bin';
 export interface TaskContext {
   task: Task;
   project: Schemas['Project'];
-  event: Schemas['Event'];
   /** Variables of the pipeline's command parameters. */
   pipelineEnvironment: Record<string, string>;
-  workDir: string;
-  tmpDir: string;
-  contextPath: string;
+  attempt: Attempt;
   apiUrl: string;
   apiKey: string;
   /** The server's certificate when it is self-signed. */
@@ -32,7 +30,7 @@ export function taskParameters(task: Task): Record<string, Schemas['ParameterVal
  * PIPEWRIGHT_* variables, which a resource cannot override.
  */
 export function taskEnvironment(context: TaskContext): Record<string, string> {
-  const { task, project } = context;
+  const { task, project, attempt } = context;
   const ca: Record<string, string> = context.caFile
     ? {
         PIPEWRIGHT_CA_FILE: context.caFile,
@@ -43,8 +41,8 @@ export function taskEnvironment(context: TaskContext): Record<string, string> {
     : {};
   return {
     PATH: TASK_PATH,
-    HOME: context.workDir,
-    TMPDIR: context.tmpDir,
+    HOME: attempt.workDir,
+    TMPDIR: attempt.tmpDir,
     ...task.spec.data.environment,
     ...context.pipelineEnvironment,
     ...parameterEnvironment(task.spec.data.parameters ?? [], taskParameters(task)),
@@ -55,17 +53,17 @@ export function taskEnvironment(context: TaskContext): Record<string, string> {
     PIPEWRIGHT_INSTANCE_ID: String(task.instance_id),
     PIPEWRIGHT_API_URL: context.apiUrl,
     PIPEWRIGHT_API_KEY: context.apiKey,
-    PIPEWRIGHT_CONTEXT_PATH: context.contextPath,
+    PIPEWRIGHT_CONTEXT_PATH: attempt.contextPath,
     ...ca,
   };
 }
 
-/** The JSON file at PIPEWRIGHT_CONTEXT_PATH. */
-export function contextDocument(context: TaskContext) {
+/** The JSON file at PIPEWRIGHT_CONTEXT_PATH: the task's event, parameters and identities. */
+export function contextDocument(task: Task, event: Schemas['Event']) {
   return {
-    event: context.event,
-    task_parameters: taskParameters(context.task),
-    instance_id: context.task.instance_id,
-    identities: context.task.task_identities,
+    event,
+    task_parameters: taskParameters(task),
+    instance_id: task.instance_id,
+    identities: task.task_identities,
   };
 }

@@ -15,17 +15,19 @@ const NO_ENGINE = 'the container runtime needs docker or podman, and neither is 
 describe('containerCommand', () => {
   const request = {
     image: 'alpine:3.20',
-    workDir: '/srv/work/t1',
+    workDir: '/srv/work/1/work',
+    scriptDir: '/srv/work/1',
     environment: { PATH: '/usr/bin:/bin', SECRET: 's3cr3t value', PIPEWRIGHT_TASK_ID: 't1' },
   };
-  const prefix = (engine: string) => [
+  const expected = (engine: string, scriptMount: string[], argv: string[]) => [
     engine,
     'run',
     '--rm',
     '-i',
     '--init',
     '-v',
-    '/srv/work/t1:/pipewright/work',
+    '/srv/work/1/work:/pipewright/work',
+    ...scriptMount,
     '-w',
     '/pipewright/work',
     '-e',
@@ -33,31 +35,41 @@ describe('containerCommand', () => {
     '-e',
     'PIPEWRIGHT_TASK_ID',
     'alpine:3.20',
+    ...argv,
   ];
 
-  it.each<{ name: string; step: Step; index: number; argv: string[] }>([
+  it.each<{ name: string; step: Step; index: number; scriptMount: string[]; argv: string[] }>([
     {
       name: 'a command, its arguments untouched',
       step: { command: 'echo', arguments: ['a b', '$(x)'] },
       index: 0,
+      scriptMount: [],
       argv: ['echo', 'a b', '$(x)'],
     },
-    { name: 'a command without arguments', step: { command: 'make' }, index: 0, argv: ['make'] },
     {
-      name: 'code under sh -eu',
+      name: 'a command without arguments',
+      step: { command: 'make' },
+      index: 0,
+      scriptMount: [],
+      argv: ['make'],
+    },
+    {
+      name: 'code under sh -eu, its script mounted read-only',
       step: { code: 'echo hi' },
       index: 1,
-      argv: ['/bin/sh', '-eu', '/pipewright/work/.pipewright/step-2.sh'],
+      scriptMount: ['-v', '/srv/work/1/step-2.sh:/pipewright/step-2.sh:ro'],
+      argv: ['/bin/sh', '-eu', '/pipewright/step-2.sh'],
     },
     {
       name: 'code with its own #! line',
       step: { code: '#!/usr/bin/env python3\nprint(1)' },
       index: 2,
-      argv: ['/pipewright/work/.pipewright/step-3.sh'],
+      scriptMount: ['-v', '/srv/work/1/step-3.sh:/pipewright/step-3.sh:ro'],
+      argv: ['/pipewright/step-3.sh'],
     },
-  ])('runs $name', ({ step, index, argv }) => {
+  ])('runs $name', ({ step, index, scriptMount, argv }) => {
     for (const engine of ['docker', 'podman'] as const) {
-      expect(containerCommand(engine, request, step, index)).toEqual([...prefix(engine), ...argv]);
+      expect(containerCommand(engine, request, step, index)).toEqual(expected(engine, scriptMount, argv));
     }
   });
 
@@ -71,14 +83,15 @@ describe('containerCommand', () => {
 
 describe('runSteps in a container', () => {
   let workDir: string;
+  let scriptDir: string;
   let binDir: string;
   beforeEach(async () => {
     workDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-container-test-')));
+    scriptDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-container-scripts-')));
     binDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-container-bin-')));
   });
   afterEach(async () => {
-    await rm(workDir, { recursive: true, force: true });
-    await rm(binDir, { recursive: true, force: true });
+    for (const dir of [workDir, scriptDir, binDir]) await rm(dir, { recursive: true, force: true });
   });
 
   function run(steps: Step[], environment: Record<string, string>, image = 'alpine:3.20') {
@@ -96,6 +109,7 @@ describe('runSteps in a container', () => {
       runtime: { name: 'container', image },
       environment,
       workDir,
+      scriptDir,
       signal: new AbortController().signal,
       graceMs: 1_000,
       outputLimitBytes: 1024 * 1024,
@@ -111,7 +125,7 @@ describe('runSteps in a container', () => {
       `echo "${name}"`,
       'for argument in "$@"; do echo "argument $argument"; done',
       'echo "SECRET=$SECRET"',
-      `[ -x '${workDir}/.pipewright/step-1.sh' ] && echo "script is there"`,
+      `[ -x '${scriptDir}/step-1.sh' ] && echo "script is there"`,
       'exit 0',
     ].join('\n');
     await writeFile(join(binDir, name), script, { mode: 0o755 });
@@ -140,17 +154,12 @@ describe('runSteps in a container', () => {
         '--init',
         '-v',
         `${workDir}:/pipewright/work`,
+        '-v',
+        `${scriptDir}/step-1.sh:/pipewright/step-1.sh:ro`,
         '-w',
         '/pipewright/work',
       ];
-      const imageAndStep = [
-        '-e',
-        'SECRET',
-        'alpine:3.20',
-        '/bin/sh',
-        '-eu',
-        '/pipewright/work/.pipewright/step-1.sh',
-      ];
+      const imageAndStep = ['-e', 'SECRET', 'alpine:3.20', '/bin/sh', '-eu', '/pipewright/step-1.sh'];
       expect(output[0]).toBe(
         [
           engine,

@@ -96,6 +96,7 @@ function request(steps: Step[], sink: RunSink, overrides: Partial<RunRequest> = 
     runtime: { name: 'local' },
     environment: { PATH: '/usr/bin:/bin' },
     workDir,
+    scriptDir: workDir, // what a step could do to it does not matter here
     signal: new AbortController().signal,
     graceMs: 5_000,
     outputLimitBytes: 1024 * 1024,

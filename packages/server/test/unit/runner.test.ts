@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,12 +13,15 @@ import {
 const SYSTEM_PATH = '/usr/bin:/bin';
 
 let workDir: string;
+let scriptDir: string;
 beforeEach(async () => {
   // realpath: tmpdir() may go through a symlink, and a process reports its real working directory.
   workDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-test-')));
+  scriptDir = await realpath(await mkdtemp(join(tmpdir(), 'runner-test-scripts-')));
 });
 afterEach(async () => {
   await rm(workDir, { recursive: true, force: true });
+  await rm(scriptDir, { recursive: true, force: true });
 });
 
 type SinkEvent = { event: 'started'; index: number } | { event: 'ended'; index: number; result: StepResult };
@@ -47,6 +50,7 @@ function request(steps: Step[], sink: RunSink, overrides: Partial<RunRequest> = 
     runtime: { name: 'local' },
     environment: { PATH: SYSTEM_PATH },
     workDir,
+    scriptDir,
     signal: new AbortController().signal,
     graceMs: 5_000,
     outputLimitBytes: 1024 * 1024,
@@ -166,15 +170,29 @@ describe('runSteps', () => {
     expect(outcome).toEqual({ outcome: 'failed', stepIndex: 0, message: 'step 1 exited with status 4' });
   });
 
-  it('writes code to a script file that is gone once the step is over', async () => {
+  it('writes code to a script file beside the working directory, gone once the step is over', async () => {
     const recorder = recordingSink();
     await runSteps(
-      request([{ code: 'echo "$0"; ls -A' }, { command: 'ls', arguments: ['-A'] }], recorder.sink),
+      request(
+        [
+          { code: 'echo "$0"; ls -A; ls -A "$(dirname "$0")"' },
+          { command: 'ls', arguments: ['-A', scriptDir] },
+        ],
+        recorder.sink,
+      ),
     );
-    const [scriptPath, listing] = recorder.output(0).split('\n');
-    expect(scriptPath).toBe(join(workDir, '.pipewright/step-1.sh'));
-    expect(listing).toBe('.pipewright');
+    expect(recorder.output(0)).toBe(`${join(scriptDir, 'step-1.sh')}\nstep-1.sh\n`);
     expect(recorder.output(1)).toBe('');
+  });
+
+  it('writes a script anew, whatever was left where it goes', async () => {
+    const victim = join(workDir, 'victim');
+    await writeFile(victim, 'untouched');
+    await symlink(victim, join(scriptDir, 'step-1.sh'));
+    const recorder = recordingSink();
+    await runSteps(request([{ code: 'echo mine' }], recorder.sink));
+    expect(recorder.output(0)).toBe('mine\n');
+    expect(await readFile(victim, 'utf8')).toBe('untouched');
   });
 
   it('interleaves stdout and stderr in the order written', async () => {
