@@ -1,7 +1,16 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
 
@@ -97,70 +106,159 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('a server killed with SIGKILL', () => {
-  it('kills the orphaned steps, fails or retries their tasks, and loses no accepted write', async () => {
-    const dataDir = tempDir('pipewright-crash-');
-    const shared = tempDir('pipewright-crash-shared-');
-    const first = await start(dataDir);
-    const apiKey = lastLine(first.stdout());
-    const admin = clientOf(first, dataDir, apiKey);
-    // Records its pid, then runs long; on its second attempt (after the crash) it succeeds.
-    const longStep = (name: string) =>
-      `if [ -e "$DIR/${name}.pid" ]; then echo second; exit 0; fi\necho $$ > "$DIR/${name}.pid"\nsleep 60`;
-    const specs = [
-      {
-        type: 'task',
-        version: 1,
-        name: 'once',
-        data: { environment: { DIR: shared }, steps: [{ code: longStep('once') }] },
-      },
-      {
-        type: 'task',
-        version: 1,
-        name: 'again',
-        data: { environment: { DIR: shared }, steps: [{ code: longStep('again') }] },
-      },
-      { type: 'pipeline', version: 1, name: 'no-retry', data: { tasks: [{ task: 'once' }] } },
-      { type: 'pipeline', version: 1, name: 'retry', data: { tasks: [{ task: 'again', nb_retries: 1 }] } },
-    ];
-    const { projectId, pipelineIds } = await launch(admin, first, dataDir, apiKey, specs);
-    await eventually(
-      () =>
-        existsSync(join(shared, 'once.pid')) && existsSync(join(shared, 'again.pid')) ? true : undefined,
-      15_000,
+/** The spawner processes of a server (runner/spawner.ts): its children running spawner-child.js. */
+function spawnersOf(serverPid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+        const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return (
+          parent === serverPid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('spawner-child')
+        );
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+/**
+ * Runs two long steps (one task with a retry left, one without), kills the server with SIGKILL
+ * (and its spawner processes with it when `withSpawners`), checks what `afterCrash` says of the
+ * orphaned steps, starts a server again and checks how the tasks ended and that nothing
+ * answered 2xx was lost.
+ */
+async function crashAndRestart(options: {
+  withSpawners: boolean;
+  extra?: string[];
+  /** Checks the orphaned steps before the next start; returns the pids that start must spare. */
+  afterCrash: (stepPids: number[], dataDir: string) => Promise<number[]>;
+}) {
+  const dataDir = tempDir('pipewright-crash-');
+  const shared = tempDir('pipewright-crash-shared-');
+  const first = await start(dataDir, options.extra);
+  const apiKey = lastLine(first.stdout());
+  const admin = clientOf(first, dataDir, apiKey);
+  // Records its pid, then runs long; on its second attempt (after the crash) it succeeds.
+  const longStep = (name: string) =>
+    `if [ -e "$DIR/${name}.pid" ]; then echo second; exit 0; fi\necho $$ > "$DIR/${name}.pid"\nsleep 60`;
+  const specs = [
+    {
+      type: 'task',
+      version: 1,
+      name: 'once',
+      data: { environment: { DIR: shared }, steps: [{ code: longStep('once') }] },
+    },
+    {
+      type: 'task',
+      version: 1,
+      name: 'again',
+      data: { environment: { DIR: shared }, steps: [{ code: longStep('again') }] },
+    },
+    { type: 'pipeline', version: 1, name: 'no-retry', data: { tasks: [{ task: 'once' }] } },
+    { type: 'pipeline', version: 1, name: 'retry', data: { tasks: [{ task: 'again', nb_retries: 1 }] } },
+  ];
+  const { projectId, pipelineIds } = await launch(admin, first, dataDir, apiKey, specs);
+  await eventually(
+    () => (existsSync(join(shared, 'once.pid')) && existsSync(join(shared, 'again.pid')) ? true : undefined),
+    15_000,
+  );
+  const pids = ['once', 'again'].map((name) => Number(readFileSync(join(shared, `${name}.pid`), 'utf8')));
+  const client = clientOf(first, dataDir, apiKey, projectId);
+  await setScratchpadEntry(client, pipelineIds[0] ?? '', 'written', 'before the crash');
+  // Both steps are recorded as running, with their process groups.
+  await eventually(async () => {
+    const steps = await Promise.all(
+      pipelineIds.map(async (id) => {
+        const [task] =
+          (await client.GET('/tasks', { params: { query: { pipeline_id: id } } })).data?.elements ?? [];
+        const { data } = await client.GET('/tasks/id/{id}/steps', {
+          params: { path: { id: task?.id ?? '' } },
+        });
+        return data?.[0]?.status;
+      }),
     );
-    const pids = ['once', 'again'].map((name) => Number(readFileSync(join(shared, `${name}.pid`), 'utf8')));
-    const client = clientOf(first, dataDir, apiKey, projectId);
-    await setScratchpadEntry(client, pipelineIds[0] ?? '', 'written', 'before the crash');
+    return steps.every((status) => status === 'started') ? true : undefined;
+  }, 15_000);
 
-    expect(await first.stop('SIGKILL')).toBeNull();
-    expect(pids.every(alive)).toBe(true); // orphans, until the next start
+  const spawners = spawnersOf(first.process.pid ?? 0);
+  expect(spawners.length).toBeGreaterThan(0);
+  if (options.withSpawners) for (const pid of spawners) process.kill(pid, 'SIGKILL');
+  expect(await first.stop('SIGKILL')).toBeNull();
+  const spared = await options.afterCrash(pids, dataDir);
 
-    const second = await start(dataDir);
-    try {
-      await eventually(() => (pids.some(alive) ? undefined : true), 10_000);
-      const after = clientOf(second, dataDir, apiKey, projectId);
-      const [noRetry, retry] = await Promise.all(pipelineIds.map((id) => settled(after, id)));
-      expect(noRetry?.[0]).toMatchObject({
-        status: 'failed',
-        failure_message: 'interrupted by a server restart',
-      });
-      expect(retry?.[0]).toMatchObject({ status: 'successful', retry: 1 });
-      const { data: failedPipeline } = await after.GET('/pipelines/id/{id}', {
-        params: { path: { id: pipelineIds[0] ?? '' } },
-      });
-      expect(failedPipeline?.status).toBe('failed');
-      expect(await getScratchpadEntry(after, pipelineIds[0] ?? '', 'written')).toBe('before the crash');
-      const { data: steps } = await after.GET('/tasks/id/{id}/steps', {
-        params: { path: { id: retry?.[0]?.id ?? '' } },
-      });
-      expect(steps?.map((s) => [s.attempt, s.status])).toEqual([
-        [0, 'aborted'],
-        [1, 'successful'],
-      ]);
-    } finally {
-      await second.stop();
-    }
+  const second = await start(dataDir, options.extra);
+  try {
+    const stopped = pids.filter((pid) => !spared.includes(pid));
+    await eventually(() => (stopped.some(alive) ? undefined : true), 10_000);
+    expect(spared.every(alive)).toBe(true);
+    for (const pid of spared) process.kill(pid, 'SIGKILL');
+    const after = clientOf(second, dataDir, apiKey, projectId);
+    const [noRetry, retry] = await Promise.all(pipelineIds.map((id) => settled(after, id)));
+    expect(noRetry?.[0]).toMatchObject({
+      status: 'failed',
+      failure_message: 'interrupted by a server restart',
+    });
+    expect(retry?.[0]).toMatchObject({ status: 'successful', retry: 1 });
+    const { data: failedPipeline } = await after.GET('/pipelines/id/{id}', {
+      params: { path: { id: pipelineIds[0] ?? '' } },
+    });
+    expect(failedPipeline?.status).toBe('failed');
+    expect(await getScratchpadEntry(after, pipelineIds[0] ?? '', 'written')).toBe('before the crash');
+    const { data: steps } = await after.GET('/tasks/id/{id}/steps', {
+      params: { path: { id: retry?.[0]?.id ?? '' } },
+    });
+    expect(steps?.map((s) => [s.attempt, s.status])).toEqual([
+      [0, 'aborted'],
+      [1, 'successful'],
+    ]);
+  } finally {
+    await second.stop();
+  }
+}
+
+describe('a server killed with SIGKILL', () => {
+  it('has its steps stopped by its spawner processes; the next start fails or retries their tasks and loses no accepted write', async () => {
+    await crashAndRestart({
+      withSpawners: false,
+      afterCrash: async (stepPids) => {
+        // Before any restart.
+        await eventually(() => (stepPids.some(alive) ? undefined : true), 10_000);
+        return [];
+      },
+    });
+  });
+
+  it('with its spawner processes: the next start stops the orphaned steps by their recorded process groups, only while their numbers name them', async () => {
+    await crashAndRestart({
+      withSpawners: true,
+      // Without task users, which the next start would sweep whole.
+      extra: ['--task-users', 'off'],
+      afterCrash: async (stepPids, dataDir) => {
+        expect(stepPids.every(alive)).toBe(true); // orphans, until the next start
+        // As if the first step's number had been reused by another process since: its leader
+        // recorded with another start time. That group must be spared.
+        const db = new Database(join(dataDir, 'pipewright.db'));
+        try {
+          const rows = db
+            .prepare<[], { process_group: number; process_identity: string }>(
+              "SELECT process_group, process_identity FROM step_executions WHERE status = 'started'",
+            )
+            .all();
+          expect(rows.map((row) => row.process_group).sort()).toEqual([...stepPids].sort());
+          const [boot] = rows[0]?.process_identity.split('/') ?? [];
+          db.prepare('UPDATE step_executions SET process_identity = ? WHERE process_group = ?').run(
+            `${boot}/1`,
+            stepPids[0],
+          );
+        } finally {
+          db.close();
+        }
+        return [stepPids[0] ?? 0];
+      },
+    });
   });
 });
 

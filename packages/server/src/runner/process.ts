@@ -18,8 +18,12 @@ export interface ProcessOptions {
   outputLimitBytes?: number;
   /** Receives stdout and stderr, interleaved as written. If it throws, the process is killed and runProcess rejects. */
   onOutput: (chunk: Buffer) => void;
-  /** Told the pid, which is also the process group id, once the process is spawned. If it throws, as onOutput. */
-  onSpawn?: (pid: number) => void;
+  /**
+   * Told the pid, which is also the process group id, and who the process is
+   * (process-identity.ts), once it has run a while or before its first output: a process that
+   * ends at once may never be told. If it throws, as onOutput.
+   */
+  onSpawn?: (pid: number, identity: string | undefined) => void;
 }
 
 export type ProcessEnd =

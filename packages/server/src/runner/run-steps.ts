@@ -64,7 +64,7 @@ async function runStep(
         graceMs: request.graceMs,
         outputLimitBytes: request.outputLimitBytes,
         onOutput: (chunk) => output.write(chunk),
-        onSpawn: (pid) => sink.processStarted?.(index, pid),
+        onSpawn: (pid, identity) => sink.processStarted?.(index, pid, identity),
       });
       output.end();
       result = stepResult(end, output.truncated);

@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { ProcessEnd } from './process.js';
+import { processIdentity } from './process-identity.js';
 import type { FromSpawner, StartRequest, ToSpawner } from './spawner-protocol.js';
 
 /**
@@ -21,6 +22,12 @@ import type { FromSpawner, StartRequest, ToSpawner } from './spawner-protocol.js
  * open; it must not hold the step forever.
  */
 const ORPHANED_OUTPUT_WAIT_MS = 2_000;
+
+/**
+ * A process is reported as spawned once it has run this long (or before its first output): most
+ * trivial steps end first, and are reported only by their end.
+ */
+const SPAWNED_REPORT_DELAY_MS = 20;
 
 /** Output connections kept ready, so that a spawn does not wait for one. */
 const READY_CONNECTIONS = 4;
@@ -171,7 +178,6 @@ async function start(id: number, request: StartRequest): Promise<void> {
   }
 
   const { pid } = child;
-  if (pid !== undefined) send({ type: 'spawned', id, pid });
   let aborted = false;
   let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
   let outputClosed = false;
@@ -179,6 +185,16 @@ async function start(id: number, request: StartRequest): Promise<void> {
   let forwardable = request.forwardBytes;
   let graceTimer: NodeJS.Timeout | undefined;
   let orphanedOutputTimer: NodeJS.Timeout | undefined;
+  let reported = pid === undefined;
+  const reportSpawned = () => {
+    if (reported || exit || pid === undefined) return;
+    reported = true;
+    clearTimeout(reportTimer);
+    // Not reaped yet (no exit seen), so the pid still names this process.
+    const identity = processIdentity(pid);
+    send({ type: 'spawned', id, pid, ...(identity === undefined ? {} : { identity }) });
+  };
+  const reportTimer = reported ? undefined : setTimeout(reportSpawned, SPAWNED_REPORT_DELAY_MS);
 
   let killed = false;
   const killGroup = (signal: NodeJS.Signals) => {
@@ -200,6 +216,7 @@ async function start(id: number, request: StartRequest): Promise<void> {
     if (settled) return;
     settled = true;
     owned.delete(id);
+    clearTimeout(reportTimer);
     clearTimeout(graceTimer);
     clearTimeout(orphanedOutputTimer);
     killGroup('SIGKILL');
@@ -218,6 +235,7 @@ async function start(id: number, request: StartRequest): Promise<void> {
   const handlers: Owned = { abort, kill: killNow };
   owned.set(id, handlers);
   read.on('data', (chunk: Buffer) => {
+    reportSpawned();
     if (forwardable <= 0) return;
     const part = chunk.length > forwardable ? chunk.subarray(0, forwardable) : chunk;
     forwardable -= part.length;
@@ -253,9 +271,11 @@ process.on('message', (message: ToSpawner) => {
   else if (message.type === 'abort') owned.get(message.id)?.abort();
   else owned.get(message.id)?.kill();
 });
-// The server is gone (stopped, or killed): so is its spawner. Step processes still running stay,
-// as they would had the server spawned them itself; crash recovery stops them at the next start.
+// The server is gone (stopped, or killed): so is its spawner, and the steps it still runs, whose
+// tasks the next start ends as interrupted anyway (a stopping server ends its steps first). Crash
+// recovery stops them by their recorded groups when this process was killed as well.
 const shutDown = () => {
+  for (const run of owned.values()) run.kill();
   rmSync(socketDirectory, { recursive: true, force: true });
   process.exit(0);
 };

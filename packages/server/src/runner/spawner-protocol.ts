@@ -30,8 +30,12 @@ export type ToSpawner =
   | { type: 'kill'; id: number };
 
 export type FromSpawner =
-  /** The process is spawned: `pid` is also its process group id. */
-  | { type: 'spawned'; id: number; pid: number }
+  /**
+   * The process runs: `pid` is also its process group id, `identity` says who its leader is
+   * (process-identity.ts). Sent once it has run a while or before its first output, whichever
+   * comes first: a step that ends at once costs no message and no write more.
+   */
+  | { type: 'spawned'; id: number; pid: number; identity?: string }
   | { type: 'output'; id: number; chunk: Buffer }
   /** The last message of a run: the process has exited and its output is closed (or it never started). */
   | { type: 'end'; id: number; end: ProcessEnd };

@@ -151,7 +151,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
     switch (message.type) {
       case 'spawned':
         run.pid = message.pid;
-        guarded(() => run.options.onSpawn?.(message.pid));
+        guarded(() => run.options.onSpawn?.(message.pid, message.identity));
         break;
       case 'output':
         guarded(() => run.options.onOutput(message.chunk));

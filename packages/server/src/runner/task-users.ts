@@ -41,6 +41,7 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
   let sweepTimer: NodeJS.Timeout | undefined;
 
   let sweeping = false;
+  let closed = false;
   const sweepGivenBack = async () => {
     sweepTimer = undefined;
     sweeping = true;
@@ -48,6 +49,8 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
     const swept = [...unswept];
     const done = await sweepUsers(range, inUse).catch(() => false);
     sweeping = false;
+    // Closed meanwhile: the server stops, and what waits for a sweep waits for the next start's.
+    if (closed) return;
     if (done) {
       for (const [uid, resolve] of swept) {
         unswept.delete(uid);
@@ -59,7 +62,7 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
     if (unswept.size > 0) scheduleSweep(done ? SWEEP_DELAY_MS : 1000);
   };
   const scheduleSweep = (delayMs: number) => {
-    if (sweeping) return;
+    if (sweeping || closed) return;
     sweepTimer ??= setTimeout(sweepGivenBack, delayMs);
   };
 
@@ -91,6 +94,7 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
     },
     /** Stops the pending sweep (the server stops; the next start sweeps everything). */
     close(): void {
+      closed = true;
       clearTimeout(sweepTimer);
       sweepTimer = undefined;
     },

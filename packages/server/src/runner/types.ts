@@ -21,8 +21,8 @@ export interface RunRequest {
   /** An existing, empty directory (absolute path): the working directory of every step. The caller creates and removes it. */
   workDir: string;
   /**
-   * An existing directory (absolute path) where the scripts of `code` steps are written: one the
-   * steps cannot write to, so that none can put a link where the runner writes.
+   * An existing directory (absolute path) where the scripts of `code` steps are written. With a
+   * task user, one it cannot write to, so that it cannot put a link where the runner writes.
    */
   scriptDir: string;
   /**
@@ -44,8 +44,12 @@ export interface RunRequest {
  */
 export interface RunSink {
   stepStarted(index: number, time: Date): void;
-  /** The step's process is spawned: `pid` also names its process group (kept to stop orphans after a crash). */
-  processStarted?(index: number, pid: number): void;
+  /**
+   * The step's process runs: `pid` also names its process group, `identity` its leader (both kept
+   * to stop orphans after a crash). Told once it has run a while or before its first output: a
+   * step that ends at once may never be.
+   */
+  processStarted?(index: number, pid: number, identity: string | undefined): void;
   /** Output as written, stdout and stderr interleaved in one stream, in UTF-8 chunks, never beyond the limit. Called while the step runs. */
   stepOutput(index: number, text: string): void;
   stepEnded(index: number, result: StepResult, time: Date): void;

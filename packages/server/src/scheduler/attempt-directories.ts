@@ -1,66 +1,55 @@
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  constants,
-  fchownSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runProcess } from '../runner/process.js';
 import type { TaskUser } from '../runner/task-users.js';
 
 /** Where one attempt of a task runs. */
 export interface Attempt {
   /** The slot: the server's, holding the others; the runner writes `code` steps' scripts here. */
   dir: string;
-  /** The working directory (and HOME): the task user's. */
+  /** The working directory (and HOME): the task user's, new for each attempt. */
   workDir: string;
-  /** Its TMPDIR: the task user's. */
+  /** Its TMPDIR: the task user's, new for each attempt. */
   tmpDir: string;
-  /** The file at PIPEWRIGHT_CONTEXT_PATH: the task user's, 0600. */
+  /** The file at PIPEWRIGHT_CONTEXT_PATH: the task user's, 0600, new for each attempt. */
   contextPath: string;
 }
 
-const WORK = 'work';
-const TMP = 'tmp';
-const CONTEXT = 'context.json';
-const KEPT = new Set([WORK, TMP, CONTEXT]);
-
 /**
- * The attempt directories of a work root: slots `<n>/`, each holding a working directory, a
- * TMPDIR and a context file, made for an attempt and reused by later ones once emptied.
+ * The attempt directories of a work root: slots `<n>/`, each holding an attempt's working
+ * directory, TMPDIR and context file, all three made anew for each attempt.
  *
  * The slot itself is the server's (0711 with task users: they may pass through, not list nor
  * write), so a task can neither put a link where the server is about to write (a script, the
- * context file) nor swap what the server removes for a link elsewhere.
+ * context file) nor swap the entries the server reads or removes.
  *
- * Why reuse: removing a directory or a file frees its blocks, and on a file system mounted with
- * `discard` (as the CI machines' is) each freed block is trimmed on the spot, which costs more
- * than the rest of a trivial task's bookkeeping. A slot is reused only once nothing of its last
- * attempt can write in it: with task users, once that user is swept (no process left); without,
- * its working directory and TMPDIR are replaced, since a process that left its step's group may
- * still hold them.
+ * A slot is reused by later attempts, which saves making and removing a directory per attempt
+ * (on a file system mounted with `discard`, as the CI machines' is, each block freed is trimmed
+ * on the spot), but only once nothing of its last attempt can run any more (its task user swept)
+ * and what it left is removed. Never its entries: another task's process may hold one open (a
+ * descriptor passed to it, a working directory inside), and must not reach the next attempt.
+ * Without task users nothing says a task's processes are gone (a daemon may write there by path
+ * later), and a slot is removed whole.
  */
 export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean) {
-  const idle: Attempt[] = [];
-  const cleanings = new Set<Promise<void>>();
+  const idle: string[] = [];
+  const removals = new Set<Promise<void>>();
+  // Without task users, tasks run as the server's user: nothing to guard a removal against.
+  const removeTree = forTaskUsers
+    ? removeTreeByDescriptors
+    : (dir: string) => rm(dir, { recursive: true, force: true });
+  const slotMode = forTaskUsers ? 0o711 : 0o700;
   let made = 0;
 
-  const slotOf = (dir: string): Attempt => ({
+  const attemptIn = (dir: string): Attempt => ({
     dir,
-    workDir: join(dir, WORK),
-    tmpDir: join(dir, TMP),
-    contextPath: join(dir, CONTEXT),
+    workDir: join(dir, 'work'),
+    tmpDir: join(dir, 'tmp'),
+    contextPath: join(dir, 'context.json'),
   });
 
-  const slotMode = forTaskUsers ? 0o711 : 0o700;
-  const newSlotDirectory = (): string => {
+  const newSlot = (): string => {
     mkdirSync(workRoot, { recursive: true, mode: slotMode });
     for (;;) {
       made += 1;
@@ -75,9 +64,11 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     }
   };
 
-  /** A new slot, with its context file. Synchronous: each call costs this thread less than a round trip through libuv's pool. */
-  const make = (context: string, user: TaskUser | undefined): Attempt => {
-    const attempt = slotOf(newSlotDirectory());
+  /**
+   * Makes the attempt's entries. Synchronous: each call costs this thread less than a round trip
+   * through libuv's pool, which the task would wait for.
+   */
+  const fill = (attempt: Attempt, context: string, user: TaskUser | undefined): Attempt => {
     mkdirSync(attempt.workDir, { mode: 0o700 });
     mkdirSync(attempt.tmpDir, { mode: 0o700 });
     writeFileSync(attempt.contextPath, context, { mode: 0o600, flag: 'wx' });
@@ -89,83 +80,26 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     return attempt;
   };
 
-  /** An emptied slot for `user`: its context file rewritten in place, which frees no block. */
-  const reuse = (attempt: Attempt, context: string, user: TaskUser | undefined): Attempt => {
-    const fd = openSync(attempt.contextPath, constants.O_WRONLY | constants.O_NOFOLLOW);
-    try {
-      const length = writeSync(fd, context, 0);
-      ftruncateSync(fd, length);
-      if (user) fchownSync(fd, user.uid, user.gid);
-    } finally {
-      closeSync(fd);
-    }
-    if (user) {
-      chownSync(attempt.workDir, user.uid, user.gid);
-      chownSync(attempt.tmpDir, user.uid, user.gid);
-    }
-    return attempt;
+  const track = (removal: Promise<void>): void => {
+    const tracked = removal.catch(() => undefined).finally(() => removals.delete(tracked));
+    removals.add(tracked);
   };
 
-  /** Drops a slot that cannot be reused: removed off this thread. */
-  const drop = (attempt: Attempt): void => {
-    const removal = rm(attempt.dir, { recursive: true, force: true })
-      .catch(() => undefined)
-      .finally(() => cleanings.delete(removal));
-    cleanings.add(removal);
-  };
+  /** Removes a slot whole (not to be reused). */
+  const drop = (dir: string): void => track(removeTree(dir));
 
-  /**
-   * What the last attempt left in a slot, modes it changed put back; undefined when the slot
-   * cannot be reused. Without task users, the working directory and TMPDIR go whole.
-   */
-  const leftoversOf = (attempt: Attempt): string[] | undefined => {
-    try {
-      const leftovers = readdirSync(attempt.dir)
-        .filter((name) => !KEPT.has(name))
-        .map((name) => join(attempt.dir, name));
-      if (!forTaskUsers) return [...leftovers, attempt.workDir, attempt.tmpDir];
-      for (const dir of [attempt.workDir, attempt.tmpDir]) {
-        leftovers.push(...readdirSync(dir).map((name) => join(dir, name)));
-        chmodSync(dir, 0o700);
-      }
-      chmodSync(attempt.contextPath, 0o600);
-      return leftovers;
-    } catch {
-      return undefined;
+  /** Empties a slot whose last attempt cannot run any more, then puts it back in use. */
+  const empty = async (attempt: Attempt): Promise<void> => {
+    await unlink(attempt.contextPath).catch(ignoreMissing);
+    for (const dir of [attempt.workDir, attempt.tmpDir]) {
+      // What a trivial task leaves: an empty directory, removed in one call. Anything in it, in a tree.
+      await rmdir(dir).catch((error: NodeJS.ErrnoException) =>
+        error.code === 'ENOTEMPTY' || error.code === 'EEXIST' ? removeTree(dir) : ignoreMissing(error),
+      );
     }
-  };
-
-  /**
-   * Empties a slot given back and puts it back in use. An empty one (what a trivial task leaves)
-   * takes a few synchronous calls, as making one does; leftovers, which can be of any size, are
-   * removed off this thread (rm does not follow links, and the slot's own entries cannot be
-   * swapped for links: the slot is the server's).
-   */
-  const clean = (attempt: Attempt): void => {
-    const leftovers = leftoversOf(attempt);
-    if (leftovers === undefined) {
-      drop(attempt);
-      return;
-    }
-    if (leftovers.length === 0) {
-      idle.push(attempt);
-      return;
-    }
-    const removal = (async () => {
-      for (const path of leftovers) await rm(path, { recursive: true, force: true });
-      if (!forTaskUsers) {
-        await mkdir(attempt.workDir, { mode: 0o700 });
-        await mkdir(attempt.tmpDir, { mode: 0o700 });
-      }
-    })()
-      .then(
-        () => {
-          idle.push(attempt);
-        },
-        () => drop(attempt),
-      )
-      .finally(() => cleanings.delete(removal));
-    cleanings.add(removal);
+    // Scripts left by a step whose removal failed: the slot's own, root's to remove.
+    for (const name of await readdir(attempt.dir)) await rm(join(attempt.dir, name), { force: true });
+    idle.push(attempt.dir);
   };
 
   return {
@@ -174,29 +108,53 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
      * belonging to the task user when there is one.
      */
     take(context: string, user?: TaskUser): Attempt {
-      const attempt = idle.pop();
-      if (attempt === undefined) return make(context, user);
-      try {
-        return reuse(attempt, context, user);
-      } catch {
-        // Something else changed the slot (an operator, a task without a user of its own): a new one.
-        drop(attempt);
-        return make(context, user);
+      const reused = idle.pop();
+      if (reused !== undefined) {
+        try {
+          return fill(attemptIn(reused), context, user);
+        } catch {
+          // Changed behind the server's back (an operator): a new slot.
+          drop(reused);
+        }
       }
+      return fill(attemptIn(newSlot()), context, user);
     },
 
     /**
-     * The attempt has ended: its slot is emptied in the background, once `quiet` resolves (its
-     * task user swept: nothing of it runs any more), and taken again later.
+     * The attempt has ended. With `quiet`, which resolves once nothing of the attempt can run any
+     * more (its task user swept), its slot is emptied then and reused; without, it is removed.
      */
     giveBack(attempt: Attempt, quiet?: Promise<void>): void {
-      if (quiet) void quiet.then(() => clean(attempt));
-      else clean(attempt);
+      if (quiet) void quiet.then(() => track(empty(attempt).catch(() => drop(attempt.dir))));
+      else drop(attempt.dir);
     },
 
-    /** Resolves once every slot being emptied is. */
+    /** Resolves once every removal started has ended. */
     async settled(): Promise<void> {
-      await Promise.all(cleanings);
+      await Promise.all(removals);
     },
   };
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
+
+/**
+ * Removes a directory tree that processes of other task users may still change (one holding a
+ * directory of it open): with GNU rm, which walks it by directory descriptors (openat, unlinkat),
+ * so that a directory swapped for a link meanwhile cannot lead the server (root) out of the tree,
+ * as a removal by paths would. Spawned through the spawner process, off this thread.
+ */
+async function removeTreeByDescriptors(dir: string): Promise<void> {
+  const end = await runProcess({
+    argv: ['/bin/rm', '-rf', '--one-file-system', '--', dir],
+    environment: {},
+    cwd: '/',
+    signal: new AbortController().signal,
+    graceMs: 1000,
+    outputLimitBytes: 0,
+    onOutput: () => undefined,
+  });
+  if (end.kind !== 'exited' || end.exitCode !== 0) throw new Error(`could not remove ${dir}`);
 }

@@ -1,5 +1,6 @@
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
+import { bootId, isRecordedGroup, processIdentity } from '../runner/process-identity.js';
 import type { Store } from '../store/index.js';
 import { completeAttempt } from './task-completion.js';
 
@@ -7,12 +8,23 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
 
 /**
  * After a crash, before taking work: stops the step processes the dead server left running
- * (by process group; a group whose leader is gone is skipped), then ends the attempts of
- * its tasks as failures, which retries them when they have retries left.
+ * (its spawner processes stop them when only the server died; these are left when they were
+ * killed too), by process group, each only while its number still names the recorded group
+ * (see isRecordedGroup); then ends the attempts of its tasks as failures, which retries them
+ * when they have retries left.
  * One server process per database is assumed: another's running tasks would look dead.
  */
 export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date): void {
-  for (const group of store.stepExecutions.runningProcessGroups()) {
+  for (const { group, identity } of store.stepExecutions.runningProcessGroups()) {
+    if (!isRecordedGroup(identity, processIdentity(group), bootId())) {
+      logger.warn(
+        'spared a recorded process group: the host restarted, or its number names another process now',
+        {
+          process_group: group,
+        },
+      );
+      continue;
+    }
     try {
       process.kill(-group, 'SIGKILL');
       logger.warn('stopped a step process left by a previous server', { process_group: group });

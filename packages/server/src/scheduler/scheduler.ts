@@ -242,9 +242,11 @@ export function createScheduler(
       stopTasks(aborted);
       if (next) launch(next);
     } finally {
-      // Once the next task is on its way. The slot is reused once nothing of this task runs.
-      const quiet = user && users?.giveBack(user);
-      if (attempt) attempts.giveBack(attempt, quiet);
+      // Once the next task is on its way. The attempt's slot is reused once nothing of the task
+      // runs: a container outlives its engine's client, which is all a sweep kills.
+      const swept = user && users?.giveBack(user);
+      if (attempt)
+        attempts.giveBack(attempt, task.spec.data.runtime?.name === 'container' ? undefined : swept);
     }
   };
 

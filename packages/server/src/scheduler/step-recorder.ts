@@ -18,10 +18,11 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
 /**
  * A runner sink that records the step executions of one attempt of a task.
  *
- * Writes are few, each a commit: a step's start is written once its process is spawned, with its
- * process group (which crash recovery needs); its output in batches; its end with whatever comes
- * next, in one transaction: the next step's start, or `close()`, which the scheduler calls in the
- * transaction that ends the attempt.
+ * Writes are few, each a commit: a step's start is written once its process has run a while (or
+ * printed), with its process group and who leads it (which crash recovery needs); its output in
+ * batches; its end with whatever comes next, in one transaction: the next step's start, or
+ * `close()`, which the scheduler calls in the transaction that ends the attempt. A step that ends
+ * at once is written whole at its end.
  */
 export function createStepRecorder(
   store: Store,
@@ -37,13 +38,13 @@ export function createStepRecorder(
   let ended: { index: number; result: StepResult; time: Date } | undefined;
   const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
 
-  const recordStart = (processGroup?: number) => {
+  const recordStart = (process?: { group: number; identity: string | undefined }) => {
     if (!unrecorded) return;
     store.stepExecutions.start(
       key(unrecorded.index),
       labels[unrecorded.index],
       formatTime(unrecorded.time),
-      processGroup,
+      process,
     );
     unrecorded = undefined;
   };
@@ -85,8 +86,8 @@ export function createStepRecorder(
       recordEnd();
       unrecorded = { index, time };
     },
-    processStarted(_index, pid) {
-      recordStart(pid);
+    processStarted(_index, pid, identity) {
+      recordStart({ group: pid, identity });
     },
     stepOutput(index, text) {
       recordStart();

@@ -39,8 +39,10 @@ export interface StepKey {
 
 export function createStepExecutionStore(db: Db) {
   const start = db.prepare(
-    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group)
-     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group)`,
+    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group,
+                                  process_identity)
+     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group,
+             @process_identity)`,
   );
   const append = db.prepare(
     `INSERT INTO step_output_chunks (task_id, attempt, step_index, seq, text)
@@ -51,15 +53,18 @@ export function createStepExecutionStore(db: Db) {
   );
   const end = db.prepare(
     `UPDATE step_executions SET status = @status, exit_code = @exit_code, end_time = @end_time,
-                                output_truncated = @output_truncated, process_group = NULL
+                                output_truncated = @output_truncated, process_group = NULL,
+                                process_identity = NULL
      WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index AND status = 'started'`,
   );
   const abortStarted = db.prepare(
-    `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL
+    `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL,
+                                process_identity = NULL
      WHERE task_id = @task_id AND status = 'started'`,
   );
-  const runningGroups = db.prepare<[], { process_group: number }>(
-    `SELECT process_group FROM step_executions WHERE status = 'started' AND process_group IS NOT NULL`,
+  const runningGroups = db.prepare<[], { process_group: number; process_identity: string | null }>(
+    `SELECT process_group, process_identity FROM step_executions
+     WHERE status = 'started' AND process_group IS NOT NULL`,
   );
   const ofTask = db.prepare<[string], StepRow>(
     `SELECT s.*, coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) FROM step_output_chunks c
@@ -69,9 +74,20 @@ export function createStepExecutionStore(db: Db) {
   );
   const removeOfTask = db.prepare('DELETE FROM step_executions WHERE task_id = ?');
   return {
-    /** A step starts, with the process group of its process once there is one. */
-    start(key: StepKey, label: string | undefined, time: string, processGroup?: number): void {
-      start.run({ ...key, label: label ?? null, start_time: time, process_group: processGroup ?? null });
+    /** A step starts, with the process group of its process and who leads it once there is one. */
+    start(
+      key: StepKey,
+      label: string | undefined,
+      time: string,
+      process?: { group: number; identity: string | undefined },
+    ): void {
+      start.run({
+        ...key,
+        label: label ?? null,
+        start_time: time,
+        process_group: process?.group ?? null,
+        process_identity: process?.identity ?? null,
+      });
     },
     /** Appends a chunk of output: chunks are never rewritten. */
     appendOutput(key: StepKey, text: string): void {
@@ -90,9 +106,11 @@ export function createStepExecutionStore(db: Db) {
         output_truncated: result.output_truncated ? 1 : 0,
       });
     },
-    /** Process groups of the steps marked running. */
-    runningProcessGroups(): number[] {
-      return runningGroups.all().map((row) => row.process_group);
+    /** Process groups of the steps marked running, with who led each when recorded. */
+    runningProcessGroups(): { group: number; identity: string | undefined }[] {
+      return runningGroups
+        .all()
+        .map((row) => ({ group: row.process_group, identity: row.process_identity ?? undefined }));
     },
     /** Steps of a task still marked started when it can no longer run them. */
     abortStarted(taskId: string, time: string): void {

@@ -250,10 +250,12 @@ describe('what a task sees', () => {
       PIPEWRIGHT_CONTEXT_PATH: expect.any(String),
     });
     // Nothing of the server's own environment leaks in.
-    // What it left in its working directory and its TMPDIR is removed once it has ended.
+    // Its working directory and its TMPDIR are removed once it has ended.
+    expect(env.HOME).toMatch(/^\//);
+    expect(env.TMPDIR).toMatch(/^\//);
     expect(env.TMPDIR).not.toBe(env.HOME);
     await waitFor(
-      async () => ['HOME', 'TMPDIR'].filter((name) => existsSync(join(env[name] ?? '', 'left'))),
+      async () => [env.HOME, env.TMPDIR].filter((dir) => existsSync(join(dir ?? '', 'left'))),
       (left) => left.length === 0,
     );
     // Nothing else: not a variable of the server's own environment (the shell adds PWD and the like).

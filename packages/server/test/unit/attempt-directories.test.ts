@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -28,6 +27,7 @@ afterEach(() => {
 });
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
+const swept = Promise.resolve();
 const never = new Promise<void>(() => undefined);
 
 describe('attempt directories', () => {
@@ -43,9 +43,9 @@ describe('attempt directories', () => {
     expect(readdirSync(attempt.workDir)).toEqual([]);
   });
 
-  it('reuses a slot given back once emptied: leftovers gone, links not followed, modes and context renewed', async () => {
+  it('reuses a slot once its task user is swept, with new entries: what the last attempt left, or still holds, stays out', async () => {
     const attempts = createAttemptDirectories(workRoot, true);
-    const first = attempts.take('{"long":"a context longer than the next one"}');
+    const first = attempts.take('{"first":1}');
     const outside = join(root, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'keep'), 'kept');
@@ -54,64 +54,61 @@ describe('attempt directories', () => {
     symlinkSync(outside, join(first.workDir, 'link'));
     writeFileSync(join(first.tmpDir, 'scratch'), 'x');
     writeFileSync(join(first.dir, 'step-1.sh'), 'echo left behind');
-    chmodSync(first.workDir, 0o777);
-    chmodSync(first.contextPath, 0o644);
+    // A process of another task holding the working directory (its own), which writes later.
+    const holder = spawn('sh', ['-c', 'read go; touch late 2>/dev/null; exit 0'], {
+      cwd: first.workDir,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
 
-    attempts.giveBack(first);
+    attempts.giveBack(first, swept);
+    await swept; // its emptying has started
     await attempts.settled();
-    const second = attempts.take('{"short":1}');
+    const second = attempts.take('{"second":2}');
+    holder.stdin.end('go\n');
+    await once(holder, 'exit');
 
     expect(second).toEqual(first);
     expect(readdirSync(second.dir).sort()).toEqual(['context.json', 'tmp', 'work']);
     expect(readdirSync(second.workDir)).toEqual([]);
     expect(readdirSync(second.tmpDir)).toEqual([]);
-    expect([modeOf(second.workDir), modeOf(second.contextPath)]).toEqual([0o700, 0o600]);
-    expect(readFileSync(second.contextPath, 'utf8')).toBe('{"short":1}');
+    expect(readFileSync(second.contextPath, 'utf8')).toBe('{"second":2}');
     expect(readFileSync(join(outside, 'keep'), 'utf8')).toBe('kept');
   });
 
-  it('does not reuse a slot until its task user is swept', async () => {
+  it('does not reuse a slot before its task user is swept', async () => {
     const attempts = createAttemptDirectories(workRoot, true);
     const first = attempts.take('{}');
+    writeFileSync(join(first.workDir, 'still'), 'here');
     attempts.giveBack(first, never);
     await attempts.settled();
     expect(attempts.take('{}').dir).not.toBe(first.dir);
+    expect(existsSync(join(first.workDir, 'still'))).toBe(true);
   });
 
-  it('without task users, gives the next attempt a new working directory, out of reach of what held the old one', async () => {
+  it('removes a slot whole when nothing says its processes are gone (no task users, a container)', async () => {
     const attempts = createAttemptDirectories(workRoot, false);
     const first = attempts.take('{}');
     expect(modeOf(first.dir)).toBe(0o700);
-    // A process that outlived its step, its working directory the attempt's, writes later.
-    const late = spawn('sh', ['-c', 'read go; touch late 2>/dev/null; exit 0'], {
-      cwd: first.workDir,
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
+    writeFileSync(join(first.workDir, 'left'), 'x');
     attempts.giveBack(first);
     await attempts.settled();
-    const second = attempts.take('{}');
-    expect(second.workDir).toBe(first.workDir);
-    late.stdin.end('go\n');
-    await once(late, 'exit');
-    expect(readdirSync(second.workDir)).toEqual([]);
+    expect(existsSync(first.dir)).toBe(false);
+    expect(attempts.take('{}').dir).not.toBe(first.dir);
   });
 
-  it('does not write through a context file swapped for a link: the slot is dropped for a new one', async () => {
-    const attempts = createAttemptDirectories(workRoot, false);
+  it('removes a context file swapped for a link without touching what it points to', async () => {
+    const attempts = createAttemptDirectories(workRoot, true);
     const first = attempts.take('{}');
     const target = join(root, 'target');
     writeFileSync(target, 'untouched');
-    chmodSync(target, 0o640);
     rmSync(first.contextPath);
     symlinkSync(target, first.contextPath);
-    attempts.giveBack(first);
+    attempts.giveBack(first, swept);
+    await swept; // its emptying has started
     await attempts.settled();
     const second = attempts.take('{"b":2}');
-    await attempts.settled();
+    expect(second.dir).toBe(first.dir);
     expect(readFileSync(second.contextPath, 'utf8')).toBe('{"b":2}');
-    expect(second.dir).not.toBe(first.dir);
-    expect(existsSync(first.dir)).toBe(false);
     expect(readFileSync(target, 'utf8')).toBe('untouched');
-    expect(modeOf(target)).toBe(0o640);
   });
 });

@@ -11,6 +11,7 @@ import {
   type StepResult,
 } from '../../src/runner/index.js';
 import { runProcess } from '../../src/runner/process.js';
+import { processIdentity } from '../../src/runner/process-identity.js';
 import { spawner } from '../../src/runner/spawner.js';
 import {
   command,
@@ -180,6 +181,39 @@ describe('the spawner', () => {
     expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
     const expected = `${Array.from({ length: 300000 }, (_, i) => i + 1).join('\n')}\n`;
     expect(Buffer.concat(chunks).toString()).toBe(expected);
+  });
+
+  it('tells who the process is: after a while when it prints nothing, else before its first output', async () => {
+    const run = (argv: string[], onEvent: (event: string, abort: () => void) => void) => {
+      const told: { pid: number; identity: string | undefined; now: string | undefined }[] = [];
+      const controller = new AbortController();
+      const ended = runProcess({
+        argv,
+        environment: {},
+        cwd: workDir,
+        signal: controller.signal,
+        graceMs: 1000,
+        onOutput: () => onEvent('output', () => controller.abort()),
+        onSpawn: (pid, identity) => {
+          told.push({ pid, identity, now: processIdentity(pid) });
+          onEvent('spawned', () => controller.abort());
+        },
+      });
+      return { told, ended };
+    };
+    const quiet = run(['/bin/sleep', '1000'], (_event, abort) => abort());
+    expect(await quiet.ended).toMatchObject({ kind: 'signaled', aborted: true });
+    expect(quiet.told).toHaveLength(1);
+    expect(quiet.told[0]?.identity).toMatch(/^[0-9a-f-]+\/\d+$/);
+    expect(quiet.told[0]?.identity).toBe(quiet.told[0]?.now);
+
+    const events: string[] = [];
+    const loud = run(['/bin/sh', '-c', 'echo hi; exec sleep 1000'], (event, abort) => {
+      events.push(event);
+      if (event === 'output') abort();
+    });
+    await loud.ended;
+    expect(events).toEqual(['spawned', 'output']);
   });
 
   it('kills the process and rejects when the pid cannot be taken', async () => {

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Who a process is beyond its pid, which the system reuses: the boot it runs in and when it
+ * started (clock ticks since boot, /proc/<pid>/stat field 22), as `<boot id>/<start>`. Linux
+ * only; undefined where /proc cannot tell. Imports nothing but Node's own modules: the spawner
+ * process (spawner-child.ts) uses it.
+ */
+export function processIdentity(pid: number): string | undefined {
+  const boot = bootId();
+  const start = startTime(pid);
+  return boot === undefined || start === undefined ? undefined : `${boot}/${start}`;
+}
+
+let cachedBootId: string | undefined;
+
+/** This boot's id: a new one after each reboot. */
+export function bootId(): string | undefined {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+    } catch {
+      return undefined;
+    }
+  }
+  return cachedBootId;
+}
+
+function startTime(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+  const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // afterName[0] is field 3 (state): field 22 is afterName[19].
+  return afterName[19];
+}
+
+/**
+ * Whether a process group recorded as running, led by the process `recorded` names, is still
+ * that group, so that killing it after a crash cannot hit another's processes:
+ * - after a reboot (another boot id) it died with the old boot;
+ * - a leader with the recorded identity is the very process;
+ * - a leader of another identity means the number now names another process: spared;
+ * - no process of that number (the leader ended, members may be left): the number cannot name
+ *   a newer group while any member of the recorded one lives, so what is left is ours.
+ * `leaderNow` is the identity of the process of that number now (undefined when there is none).
+ * Without a recorded identity (steps recorded by an older version) only the last case kills.
+ */
+export function isRecordedGroup(
+  recorded: string | undefined,
+  leaderNow: string | undefined,
+  currentBootId: string | undefined,
+): boolean {
+  if (recorded !== undefined && recorded.split('/')[0] !== currentBootId) return false;
+  if (leaderNow === undefined) return true;
+  return leaderNow === recorded;
+}
