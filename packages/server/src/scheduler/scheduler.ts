@@ -18,6 +18,9 @@ type Task = Schemas['Task'];
 
 export const INTERRUPTED_BY_STOP = 'interrupted by a server stop';
 
+/** Emptied attempt slots kept for reuse at most (attempt-directories.ts): empty directories. */
+const IDLE_ATTEMPT_SLOTS = 256;
+
 export interface SchedulerOptions {
   /** Tasks running at once in this process. */
   maxRunningTasks: number;
@@ -82,7 +85,13 @@ export function createScheduler(
   clock: () => Date = () => new Date(),
 ) {
   const running = new Map<string, Running>();
-  const attempts = createAttemptDirectories(options.workRoot, options.taskUsers !== undefined);
+  const attempts = createAttemptDirectories(
+    options.workRoot,
+    options.taskUsers !== undefined,
+    // Slots wait a sweep (up to 100 ms) before they are reused: enough for the trivial tasks
+    // ending meanwhile, of a few projects taking turns.
+    IDLE_ATTEMPT_SLOTS,
+  );
   // A swept user can take a task that waited for one.
   const users = options.taskUsers && createTaskUsers(options.taskUsers, () => wakeUp());
   let stopping = false;
@@ -97,7 +106,9 @@ export function createScheduler(
   /** Claims the oldest runnable task, in the caller's transaction. */
   const claim = (): Claim | undefined => {
     const now = formatTime(clock());
-    const task = store.tasks.nextRunnable(now);
+    // A task still ending here (aborted, then restarted) waits for its run to end: that run's end,
+    // which names the attempt, would otherwise be taken for the new run's (both are attempt 0).
+    const task = store.tasks.nextRunnable(now, [...running.keys()]);
     if (!task) return undefined;
     store.tasks.markStarted(task.id, now);
     store.pipelines.markStarted(task.pipeline_id, now);
@@ -196,7 +207,7 @@ export function createScheduler(
     try {
       user = users?.take();
       if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
-      attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), user);
+      attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), task.project_id, user);
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
@@ -242,11 +253,11 @@ export function createScheduler(
       stopTasks(aborted);
       if (next) launch(next);
     } finally {
-      // Once the next task is on its way. The attempt's slot is reused once nothing of the task
-      // runs: a container outlives its engine's client, which is all a sweep kills.
+      // Once the next task is on its way. Its slot is reused once nothing of it runs: a container
+      // outlives its engine's client, which is all a sweep kills.
       const swept = user && users?.giveBack(user);
-      if (attempt)
-        attempts.giveBack(attempt, task.spec.data.runtime?.name === 'container' ? undefined : swept);
+      const container = task.spec.data.runtime?.name === 'container';
+      if (attempt) attempts.giveBack(attempt, container ? undefined : swept);
     }
   };
 
@@ -286,7 +297,7 @@ export function createScheduler(
         stopTasks([...running.keys()]);
         await all();
       }
-      await attempts.settled();
+      await attempts.close();
       users?.close();
       await releaseSpawner?.();
     },

@@ -62,6 +62,7 @@ export interface TaskFilters {
 const RUNNABLE = `
   SELECT t.* FROM tasks t INDEXED BY tasks_created_in_order JOIN pipelines p ON p.id = t.pipeline_id
   WHERE t.status = 'created' AND (t.not_before IS NULL OR t.not_before <= @now)
+    AND t.id NOT IN (SELECT value FROM json_each(@busy))
     AND p.status IN ('created', 'started')
     AND (p.concurrent = 1 OR NOT EXISTS (
       SELECT 1 FROM pipelines q
@@ -86,7 +87,7 @@ export function createTaskStore(db: Db) {
   const ofPipeline = db.prepare<[string], TaskRow>(
     'SELECT * FROM tasks WHERE pipeline_id = ? ORDER BY name, instance_id',
   );
-  const runnable = db.prepare<{ now: string }, TaskRow>(RUNNABLE);
+  const runnable = db.prepare<{ now: string; busy: string }, TaskRow>(RUNNABLE);
   const started = db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE status = 'started'`);
   const tally = db.prepare<[string], { unfinished: number; unsuccessful: number }>(
     `SELECT count(*) FILTER (WHERE status IN ('created', 'started')) AS unfinished,
@@ -167,8 +168,12 @@ export function createTaskStore(db: Db) {
         toElement: toTask,
       });
     },
-    nextRunnable(now: string): Task | undefined {
-      const row = runnable.get({ now });
+    /**
+     * The oldest task that can start now, but for `busy` ones: tasks whose last run is still
+     * ending (a restart made them runnable again while their aborted process is stopped).
+     */
+    nextRunnable(now: string, busy: readonly string[]): Task | undefined {
+      const row = runnable.get({ now, busy: JSON.stringify(busy) });
       return row && toTask(row);
     },
     /** How many tasks of the pipeline are unfinished, and how many did not succeed. */

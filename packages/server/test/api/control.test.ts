@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
@@ -230,6 +230,45 @@ describe('restartPipelineFromFailure', () => {
     await abort(slow.client, slow.pipelineId);
     expect((await restartFromFailure(slow.client, slow.pipelineId)).response.status).toBe(204);
     await abort(slow.client, slow.pipelineId);
+  });
+});
+
+describe('a restart while the aborted steps still end', () => {
+  it('runs the tasks again once their last run has ended, which does not end the new run', async () => {
+    // The step takes 0.2 s to end after SIGTERM (within the grace period), and notes when: the
+    // restart comes meanwhile.
+    const ended = join(shared, 'restart-race-ended');
+    const { client, pipelineId } = await start([
+      task('t', {
+        environment: { ENDED: ended },
+        steps: [{ code: 'trap \'sleep 0.2; touch "$ENDED"; exit 3\' TERM; echo up; sleep 30 & wait' }],
+      }),
+      pipeline('main', [{ task: 't' }]),
+    ]);
+    const [t] = await waitFor(
+      () => tasksOf(client, pipelineId),
+      (tasks) => tasks[0]?.status === 'started',
+    );
+    await waitFor(
+      () => stepsOf(client, t?.id ?? ''),
+      (steps) => steps[0]?.output === 'up\n',
+    );
+    await abort(client, pipelineId);
+    expect((await restartFromFailure(client, pipelineId)).response.status).toBe(204);
+    // The new run starts once the aborted one has ended, and is not ended by that end.
+    await waitFor(
+      async () => existsSync(ended),
+      (exists) => exists,
+    );
+    const [again] = await waitFor(
+      () => stepsOf(client, t?.id ?? ''),
+      (steps) => steps[0]?.output === 'up\n' && steps[0]?.status === 'started',
+    );
+    expect(again?.attempt).toBe(0);
+    expect(Date.parse(again?.start_time ?? '')).toBeGreaterThanOrEqual(Math.floor(statSync(ended).mtimeMs));
+    const { data } = await client.GET('/pipelines/id/{id}', path(pipelineId));
+    expect(data?.status).toBe('started');
+    await abort(client, pipelineId);
   });
 });
 

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -14,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAttemptDirectories } from '../../src/scheduler/attempt-directories.js';
+import { type Attempt, createAttemptDirectories } from '../../src/scheduler/attempt-directories.js';
 
 let root: string;
 let workRoot: string;
@@ -27,13 +26,20 @@ afterEach(() => {
 });
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
-const swept = Promise.resolve();
 const never = new Promise<void>(() => undefined);
 
+/** Gives an attempt back as swept, and waits until its slot is emptied. */
+async function giveBackSwept(attempts: ReturnType<typeof createAttemptDirectories>, attempt: Attempt) {
+  const swept = Promise.resolve();
+  attempts.giveBack(attempt, swept);
+  await swept; // the emptying has started
+  await attempts.settled();
+}
+
 describe('attempt directories', () => {
-  it('makes a working directory and a TMPDIR (0700) and the context file (0600) in a slot of the work root', () => {
-    const attempts = createAttemptDirectories(workRoot, true);
-    const attempt = attempts.take('{"a":1}');
+  it('makes a working directory and a TMPDIR (0700) and the context file (0600) in a slot of the work root', async () => {
+    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const attempt = attempts.take('{"a":1}', 'p1');
     expect(attempt.dir.startsWith(`${workRoot}/`)).toBe(true);
     expect([modeOf(attempt.dir), modeOf(attempt.workDir), modeOf(attempt.tmpDir)]).toEqual([
       0o711, 0o700, 0o700,
@@ -41,11 +47,12 @@ describe('attempt directories', () => {
     expect(modeOf(attempt.contextPath)).toBe(0o600);
     expect(readFileSync(attempt.contextPath, 'utf8')).toBe('{"a":1}');
     expect(readdirSync(attempt.workDir)).toEqual([]);
+    await attempts.close();
   });
 
-  it('reuses a slot once its task user is swept, with new entries: what the last attempt left, or still holds, stays out', async () => {
-    const attempts = createAttemptDirectories(workRoot, true);
-    const first = attempts.take('{"first":1}');
+  it('reuses a slot for the same project once swept: directories emptied and taken back, context rewritten, nothing followed out', async () => {
+    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const first = attempts.take('{"first":"a longer context"}', 'p1');
     const outside = join(root, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'keep'), 'kept');
@@ -54,61 +61,54 @@ describe('attempt directories', () => {
     symlinkSync(outside, join(first.workDir, 'link'));
     writeFileSync(join(first.tmpDir, 'scratch'), 'x');
     writeFileSync(join(first.dir, 'step-1.sh'), 'echo left behind');
-    // A process of another task holding the working directory (its own), which writes later.
-    const holder = spawn('sh', ['-c', 'read go; touch late 2>/dev/null; exit 0'], {
-      cwd: first.workDir,
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
+    chmodSync(first.tmpDir, 0o777);
+    chmodSync(first.contextPath, 0o666);
 
-    attempts.giveBack(first, swept);
-    await swept; // its emptying has started
-    await attempts.settled();
-    const second = attempts.take('{"second":2}');
-    holder.stdin.end('go\n');
-    await once(holder, 'exit');
+    await giveBackSwept(attempts, first);
+    const second = attempts.take('{"second":2}', 'p1');
 
     expect(second).toEqual(first);
     expect(readdirSync(second.dir).sort()).toEqual(['context.json', 'tmp', 'work']);
     expect(readdirSync(second.workDir)).toEqual([]);
     expect(readdirSync(second.tmpDir)).toEqual([]);
+    expect([modeOf(second.workDir), modeOf(second.tmpDir), modeOf(second.contextPath)]).toEqual([
+      0o700, 0o700, 0o600,
+    ]);
     expect(readFileSync(second.contextPath, 'utf8')).toBe('{"second":2}');
     expect(readFileSync(join(outside, 'keep'), 'utf8')).toBe('kept');
+    await attempts.close();
   });
 
-  it('does not reuse a slot before its task user is swept', async () => {
-    const attempts = createAttemptDirectories(workRoot, true);
-    const first = attempts.take('{}');
-    writeFileSync(join(first.workDir, 'still'), 'here');
-    attempts.giveBack(first, never);
-    await attempts.settled();
-    expect(attempts.take('{}').dir).not.toBe(first.dir);
-    expect(existsSync(join(first.workDir, 'still'))).toBe(true);
+  it("never gives a slot to another project's attempt, nor before its task user is swept", async () => {
+    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const first = attempts.take('{}', 'p1');
+    await giveBackSwept(attempts, first);
+    expect(attempts.take('{}', 'p2').dir).not.toBe(first.dir);
+    const mine = attempts.take('{}', 'p1');
+    expect(mine.dir).toBe(first.dir);
+    writeFileSync(join(mine.workDir, 'still'), 'here');
+    attempts.giveBack(mine, never);
+    expect(attempts.take('{}', 'p1').dir).not.toBe(first.dir);
+    await attempts.close();
+    expect(readFileSync(join(mine.workDir, 'still'), 'utf8')).toBe('here');
   });
 
-  it('removes a slot whole when nothing says its processes are gone (no task users, a container)', async () => {
-    const attempts = createAttemptDirectories(workRoot, false);
-    const first = attempts.take('{}');
+  it('removes a slot whole without task users, after a container, past the idle limit, and at close', async () => {
+    const withoutUsers = createAttemptDirectories(workRoot, false, 4);
+    const first = withoutUsers.take('{}', 'p1');
     expect(modeOf(first.dir)).toBe(0o700);
     writeFileSync(join(first.workDir, 'left'), 'x');
-    attempts.giveBack(first);
-    await attempts.settled();
+    withoutUsers.giveBack(first, Promise.resolve());
+    await withoutUsers.close();
     expect(existsSync(first.dir)).toBe(false);
-    expect(attempts.take('{}').dir).not.toBe(first.dir);
-  });
 
-  it('removes a context file swapped for a link without touching what it points to', async () => {
-    const attempts = createAttemptDirectories(workRoot, true);
-    const first = attempts.take('{}');
-    const target = join(root, 'target');
-    writeFileSync(target, 'untouched');
-    rmSync(first.contextPath);
-    symlinkSync(target, first.contextPath);
-    attempts.giveBack(first, swept);
-    await swept; // its emptying has started
-    await attempts.settled();
-    const second = attempts.take('{"b":2}');
-    expect(second.dir).toBe(first.dir);
-    expect(readFileSync(second.contextPath, 'utf8')).toBe('{"b":2}');
-    expect(readFileSync(target, 'utf8')).toBe('untouched');
+    const attempts = createAttemptDirectories(workRoot, true, 1);
+    const container = attempts.take('{}', 'p1');
+    attempts.giveBack(container);
+    const [a, b] = [attempts.take('{}', 'p1'), attempts.take('{}', 'p2')];
+    await giveBackSwept(attempts, a);
+    await giveBackSwept(attempts, b);
+    await attempts.close();
+    expect(readdirSync(workRoot)).toEqual([]);
   });
 });
