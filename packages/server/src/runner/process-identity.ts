@@ -41,21 +41,18 @@ function startTime(pid: number): string | undefined {
 
 /**
  * Whether a process group recorded as running, led by the process `recorded` names, is still
- * that group, so that killing it after a crash cannot hit another's processes:
- * - after a reboot (another boot id) it died with the old boot;
- * - a leader with the recorded identity is the very process;
- * - a leader of another identity means the number now names another process: spared;
- * - no process of that number (the leader ended, members may be left): the number cannot name
- *   a newer group while any member of the recorded one lives, so what is left is ours.
+ * that group, so that killing it after a crash cannot hit another's processes: only when a
+ * process of that number runs in this boot with the recorded start time, the very leader.
+ * A group whose leader has ended is spared: its number may name a newer group by now (the
+ * spawner processes kill a step's group when its leader ends, and with the server). Without a
+ * recorded identity (steps recorded by an older version) nothing is killed.
  * `leaderNow` is the identity of the process of that number now (undefined when there is none).
- * Without a recorded identity (steps recorded by an older version) only the last case kills.
  */
 export function isRecordedGroup(
   recorded: string | undefined,
   leaderNow: string | undefined,
   currentBootId: string | undefined,
 ): boolean {
-  if (recorded !== undefined && recorded.split('/')[0] !== currentBootId) return false;
-  if (leaderNow === undefined) return true;
-  return leaderNow === recorded;
+  if (recorded === undefined || leaderNow === undefined) return false;
+  return recorded.split('/')[0] === currentBootId && leaderNow === recorded;
 }

@@ -1,14 +1,5 @@
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  writeFileSync,
-} from 'node:fs';
-import { mkdir, readdir, rm, rmdir, unlink } from 'node:fs/promises';
+import { chownSync, closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runProcess } from '../runner/process.js';
 import type { TaskUser } from '../runner/task-users.js';
@@ -25,33 +16,29 @@ export interface Attempt {
   contextPath: string;
 }
 
-const WORK = 'work';
-const TMP = 'tmp';
-const CONTEXT = 'context.json';
-
 /**
  * The attempt directories of a work root: slots `<n>/`, numbered by the server, each holding an
- * attempt's working directory, TMPDIR and context file.
+ * attempt's working directory, TMPDIR and context file, new for each attempt: no inode is handed
+ * to two attempts, so a process of another task that holds one open (a descriptor passed to it,
+ * a working directory inside) never reaches a later attempt.
  *
  * A slot is the server's (0711 with task users: they may pass through, not list nor write), so a
  * task can neither put a link where the server is about to write (a script, the context file) nor
- * swap the entries the server empties or removes.
+ * swap the entries the server removes.
  *
- * With task users, a slot is reused by a later attempt of the same project, once nothing of its
- * last attempt runs (its task user swept): its working directory and TMPDIR emptied (made anew
- * when anything was left), its context file rewritten, all taken back by the server until handed
- * to the next task user. Why reuse: on a file system mounted with `discard` (as the CI machines'
- * is) each block freed is trimmed on the spot, and creating a file or a directory waits for the
- * removals under way. Why only within a project: a process of another task may hold an entry of
- * the slot open (a descriptor passed to it), through which it could still list the names in a
- * directory or read and write the context file; tasks of one project share their data anyway.
- * Otherwise, and past `idleLimit` slots waiting, a slot is removed whole.
+ * With task users, a slot is reused once nothing of its last attempt runs (its task user swept):
+ * its entries are removed and made anew in the background, off this thread, and the next attempt
+ * only writes its context and hands the entries to its user. Why: on a file system mounted with
+ * `discard` (as the CI machines' is) every block freed is trimmed on the spot, and making a file
+ * or a directory waited for the removals under way, up to 0.7 ms of this thread per task when
+ * each attempt made and removed its own directory in the work root. Otherwise (no task users, a
+ * container step, past `idleLimit` slots waiting), a slot is removed whole.
  */
 export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean, idleLimit: number) {
-  /** Emptied slots waiting for an attempt of their project, oldest first. */
-  const idle = new Map<string, string>();
-  /** The project of each slot in use. */
-  const inUse = new Map<string, string>();
+  /** Slots with new entries, waiting for an attempt, oldest first. */
+  const idle = new Set<string>();
+  /** Slots given back, waiting for their task user's sweep. */
+  const unswept = new Set<string>();
   const background = new Set<Promise<void>>();
   const slotMode = forTaskUsers ? 0o711 : 0o700;
   let made = 0;
@@ -64,9 +51,9 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
 
   const attemptIn = (dir: string): Attempt => ({
     dir,
-    workDir: join(dir, WORK),
-    tmpDir: join(dir, TMP),
-    contextPath: join(dir, CONTEXT),
+    workDir: join(dir, 'work'),
+    tmpDir: join(dir, 'tmp'),
+    contextPath: join(dir, 'context.json'),
   });
 
   /** A new slot. Synchronous: each call costs this thread less than a round trip through libuv's pool. */
@@ -84,17 +71,9 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
       }
       mkdirSync(attempt.workDir, { mode: 0o700 });
       mkdirSync(attempt.tmpDir, { mode: 0o700 });
+      writeFileSync(attempt.contextPath, '', { mode: 0o600, flag: 'wx' });
       return attempt;
     }
-  };
-
-  const idleSlotOf = (project: string): Attempt | undefined => {
-    for (const [dir, owner] of idle) {
-      if (owner !== project) continue;
-      idle.delete(dir);
-      return attemptIn(dir);
-    }
-    return undefined;
   };
 
   // Without task users, tasks run as the server's user: nothing to guard a removal against.
@@ -102,8 +81,8 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     ? removeTreeByDescriptors
     : (dir: string) => rm(dir, { recursive: true, force: true });
 
-  /** Removes a slot whole; what a trivial task leaves takes a call per entry. */
-  const removeSlot = async (attempt: Attempt): Promise<void> => {
+  /** Removes a slot's entries; what a trivial task leaves takes a call per entry. */
+  const removeEntries = async (attempt: Attempt): Promise<void> => {
     await unlink(attempt.contextPath).catch(ignoreMissing);
     for (const dir of [attempt.workDir, attempt.tmpDir]) {
       await rmdir(dir).catch((error: NodeJS.ErrnoException) =>
@@ -112,80 +91,45 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     }
     // Scripts left by a step whose removal failed: the server's own entries.
     for (const name of await readdir(attempt.dir)) await rm(join(attempt.dir, name), { force: true });
-    await rmdir(attempt.dir);
   };
-  const drop = (attempt: Attempt) => track(removeSlot(attempt).catch(() => removeTree(attempt.dir)));
 
-  /**
-   * Empties a slot whose last attempt cannot run any more and puts it back in use. Its directories
-   * are taken back first (the server's, 0700), so that only a process holding one open can still
-   * add to them; the cheap part is done here and now, what can take long off this thread.
-   */
-  const empty = (attempt: Attempt, project: string): void => {
-    const leftovers: string[] = [];
-    try {
-      const uid = process.getuid?.() ?? 0;
-      const gid = process.getgid?.() ?? 0;
-      for (const path of [attempt.workDir, attempt.tmpDir, attempt.contextPath]) {
-        chownSync(path, uid, gid);
-        chmodSync(path, path === attempt.contextPath ? 0o600 : 0o700);
-      }
-      for (const dir of [attempt.workDir, attempt.tmpDir]) {
-        if (readdirSync(dir).length > 0) leftovers.push(dir);
-      }
-      for (const name of readdirSync(attempt.dir)) {
-        if (name !== WORK && name !== TMP && name !== CONTEXT) leftovers.push(join(attempt.dir, name));
-      }
-    } catch {
-      drop(attempt);
-      return;
-    }
-    const emptying = (async () => {
-      for (const path of leftovers) {
-        if (path === attempt.workDir || path === attempt.tmpDir) {
-          await removeTree(path);
-          await mkdir(path, { mode: 0o700 });
-        } else {
-          // Scripts whose removal failed: the server's entries of the slot.
-          await rm(path, { force: true });
-        }
-      }
-    })();
+  const drop = (attempt: Attempt) =>
     track(
-      emptying.then(
-        () => {
-          if (closed) {
-            drop(attempt);
-            return;
-          }
-          idle.set(attempt.dir, project);
-          // Past the limit, the slot waiting longest goes.
-          for (const [dir] of idle) {
-            if (idle.size <= idleLimit) break;
-            idle.delete(dir);
-            drop(attemptIn(dir));
-          }
-        },
-        () => drop(attempt),
-      ),
+      removeEntries(attempt)
+        .then(() => rmdir(attempt.dir))
+        .catch(() => removeTree(attempt.dir)),
     );
+
+  /** Gives a slot whose last attempt cannot run any more new entries, and puts it back in use. */
+  const renew = async (attempt: Attempt): Promise<void> => {
+    await removeEntries(attempt);
+    await mkdir(attempt.workDir, { mode: 0o700 });
+    await mkdir(attempt.tmpDir, { mode: 0o700 });
+    await writeFile(attempt.contextPath, '', { mode: 0o600, flag: 'wx' });
+    if (closed) throw new Error('closed');
+    idle.add(attempt.dir);
+    // Past the limit, the slot waiting longest goes.
+    for (const dir of idle) {
+      if (idle.size <= idleLimit) break;
+      idle.delete(dir);
+      drop(attemptIn(dir));
+    }
   };
 
   return {
     /**
-     * The directories of an attempt of `project` starting now, with its context file holding
-     * `context`; the task user's when there is one.
+     * The directories of an attempt starting now, with its context file holding `context`; the
+     * task user's when there is one.
      */
-    take(context: string, project: string, user?: TaskUser): Attempt {
-      const reused = forTaskUsers ? idleSlotOf(project) : undefined;
-      const attempt = reused ?? newSlot();
-      inUse.set(attempt.dir, project);
+    take(context: string, user?: TaskUser): Attempt {
+      const reused = idle.values().next().value;
+      if (reused !== undefined) idle.delete(reused);
+      const attempt = reused === undefined ? newSlot() : attemptIn(reused);
       try {
-        // Rewritten in place, which frees no block; the slot is the server's, so no link is there.
-        const fd = openSync(attempt.contextPath, reused ? 'r+' : 'wx', 0o600);
+        // New and empty, in a slot no task can write to.
+        const fd = openSync(attempt.contextPath, 'r+');
         try {
           writeFileSync(fd, context);
-          ftruncateSync(fd, Buffer.byteLength(context));
         } finally {
           closeSync(fd);
         }
@@ -195,7 +139,6 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
           }
         }
       } catch (error) {
-        inUse.delete(attempt.dir);
         drop(attempt);
         throw error;
       }
@@ -204,29 +147,35 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
 
     /**
      * The attempt has ended. With task users, `quiet` resolves once nothing of it can run any more
-     * (its user swept): then its slot is emptied for a later attempt of its project; without it,
-     * or without task users, the slot is removed.
+     * (its user swept): its slot is then renewed for a later attempt; without it, or without task
+     * users, the slot is removed.
      */
     giveBack(attempt: Attempt, quiet?: Promise<void>): void {
-      const project = inUse.get(attempt.dir) ?? '';
-      inUse.delete(attempt.dir);
       if (!forTaskUsers || !quiet) {
         drop(attempt);
         return;
       }
-      void quiet.then(() => empty(attempt, project));
+      unswept.add(attempt.dir);
+      void quiet.then(() => {
+        if (!unswept.delete(attempt.dir)) return; // removed at close
+        track(renew(attempt).catch(() => drop(attempt)));
+      });
     },
 
-    /** Resolves once the emptying and removals under way have ended. */
+    /** Resolves once the renewals and removals under way have ended. */
     async settled(): Promise<void> {
       while (background.size > 0) await Promise.all(background);
     },
 
-    /** Removes the slots waiting, and resolves once all work in the background has ended. */
+    /**
+     * Removes the slots waiting, and those given back whose user is not swept yet (what runs
+     * there now cannot lead the removal out), and resolves once all work in the background has ended.
+     */
     async close(): Promise<void> {
       closed = true;
-      for (const [dir] of idle) drop(attemptIn(dir));
+      for (const dir of [...idle, ...unswept]) drop(attemptIn(dir));
       idle.clear();
+      unswept.clear();
       await this.settled();
     },
   };

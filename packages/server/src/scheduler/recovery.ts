@@ -9,7 +9,7 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
 /**
  * After a crash, before taking work: stops the step processes the dead server left running
  * (its spawner processes stop them when only the server died; these are left when they were
- * killed too), by process group, each only while its number still names the recorded group
+ * killed too), by process group, each only while its number still names the recorded leader
  * (see isRecordedGroup); then ends the attempts of its tasks as failures, which retries them
  * when they have retries left.
  * One server process per database is assumed: another's running tasks would look dead.
@@ -17,12 +17,9 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
 export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date): void {
   for (const { group, identity } of store.stepExecutions.runningProcessGroups()) {
     if (!isRecordedGroup(identity, processIdentity(group), bootId())) {
-      logger.warn(
-        'spared a recorded process group: the host restarted, or its number names another process now',
-        {
-          process_group: group,
-        },
-      );
+      logger.warn('spared a recorded process group: its leader has ended, or the host restarted', {
+        process_group: group,
+      });
       continue;
     }
     try {

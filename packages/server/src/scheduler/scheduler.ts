@@ -89,7 +89,7 @@ export function createScheduler(
     options.workRoot,
     options.taskUsers !== undefined,
     // Slots wait a sweep (up to 100 ms) before they are reused: enough for the trivial tasks
-    // ending meanwhile, of a few projects taking turns.
+    // ending meanwhile.
     IDLE_ATTEMPT_SLOTS,
   );
   // A swept user can take a task that waited for one.
@@ -197,9 +197,10 @@ export function createScheduler(
   const runTask = async ({ task, apiKey, origin }: Claim, signal: AbortSignal) => {
     const recorder = createStepRecorder(
       store,
-      task.id,
-      task.retry,
+      { taskId: task.id, attempt: task.retry, start: task.start_time ?? '' },
       task.spec.data.steps.map((s) => s.label),
+      (error) =>
+        logger.error('step output could not be stored yet', { task_id: task.id, error: String(error) }),
     );
     let outcome: RunOutcome;
     let user: TaskUser | undefined;
@@ -207,7 +208,7 @@ export function createScheduler(
     try {
       user = users?.take();
       if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
-      attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), task.project_id, user);
+      attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), user);
       outcome = await runSteps({
         steps: task.spec.data.steps,
         runtime: runtimeOf(task),
@@ -253,7 +254,7 @@ export function createScheduler(
       stopTasks(aborted);
       if (next) launch(next);
     } finally {
-      // Once the next task is on its way. Its slot is reused once nothing of it runs: a container
+      // Once the next task is on its way. Its slot is renewed once nothing of it runs: a container
       // outlives its engine's client, which is all a sweep kills.
       const swept = user && users?.giveBack(user);
       const container = task.spec.data.runtime?.name === 'container';

@@ -26,9 +26,9 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
  */
 export function createStepRecorder(
   store: Store,
-  taskId: string,
-  attempt: number,
+  run: { taskId: string; attempt: number; start: string },
   labels: readonly (string | undefined)[],
+  onFlushError: (error: unknown) => void,
 ): RunSink & { close(): void } {
   let pending = '';
   let pendingIndex = -1;
@@ -36,7 +36,12 @@ export function createStepRecorder(
   // A step is recorded once its process is spawned, with its process group: one write.
   let unrecorded: { index: number; time: Date } | undefined;
   let ended: { index: number; result: StepResult; time: Date } | undefined;
-  const key = (index: number) => ({ task_id: taskId, attempt, step_index: index });
+  const key = (index: number) => ({
+    task_id: run.taskId,
+    attempt: run.attempt,
+    step_index: index,
+    run_start: run.start,
+  });
 
   const recordStart = (process?: { group: number; identity: string | undefined }) => {
     if (!unrecorded) return;
@@ -59,6 +64,14 @@ export function createStepRecorder(
     if (pending === '') return;
     store.stepExecutions.appendOutput(key(pendingIndex), pending);
     pending = '';
+  };
+  /** A flush on a timer, where nothing above would catch a failure: kept for the next flush. */
+  const flushLater = () => {
+    try {
+      flush();
+    } catch (error) {
+      onFlushError(error);
+    }
   };
   /** Writes the step that ended: its start if it had none (it never spawned), its last output, its end. */
   const recordEnd = () => {
@@ -93,7 +106,7 @@ export function createStepRecorder(
       recordStart();
       append(index, text);
       if (Buffer.byteLength(pending) >= FLUSH_BYTES) flush();
-      else timer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
+      else timer ??= setTimeout(flushLater, FLUSH_INTERVAL_MS);
     },
     stepEnded(index, result, time) {
       ended = { index, result, time };

@@ -31,31 +31,41 @@ function toStepExecution(row: StepRow): StepExecution {
   };
 }
 
+/** A step of one run of a task: `run_start` is the run's start (the claim's), which no other run shares. */
 export interface StepKey {
   task_id: string;
   attempt: number;
   step_index: number;
+  run_start: string;
 }
+
+/**
+ * Whether the run is still the task's: a restart puts the task back (and removes its steps) while
+ * its aborted run may still print and end, and that run's writes must then change nothing.
+ */
+const CURRENT_RUN = `EXISTS (SELECT 1 FROM tasks WHERE id = @task_id AND retry = @attempt AND start_time = @run_start)`;
 
 export function createStepExecutionStore(db: Db) {
   const start = db.prepare(
     `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group,
                                   process_identity)
-     VALUES (@task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group,
-             @process_identity)`,
+     SELECT @task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group, @process_identity
+     WHERE ${CURRENT_RUN}`,
   );
   const append = db.prepare(
     `INSERT INTO step_output_chunks (task_id, attempt, step_index, seq, text)
-     VALUES (@task_id, @attempt, @step_index,
-             (SELECT coalesce(max(seq) + 1, 0) FROM step_output_chunks
-              WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index),
-             @text)`,
+     SELECT @task_id, @attempt, @step_index,
+            (SELECT coalesce(max(seq) + 1, 0) FROM step_output_chunks
+             WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index),
+            @text
+     WHERE ${CURRENT_RUN}`,
   );
   const end = db.prepare(
     `UPDATE step_executions SET status = @status, exit_code = @exit_code, end_time = @end_time,
                                 output_truncated = @output_truncated, process_group = NULL,
                                 process_identity = NULL
-     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index AND status = 'started'`,
+     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index AND status = 'started'
+       AND ${CURRENT_RUN}`,
   );
   const abortStarted = db.prepare(
     `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL,

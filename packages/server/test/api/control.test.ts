@@ -235,13 +235,17 @@ describe('restartPipelineFromFailure', () => {
 
 describe('a restart while the aborted steps still end', () => {
   it('runs the tasks again once their last run has ended, which does not end the new run', async () => {
-    // The step takes 0.2 s to end after SIGTERM (within the grace period), and notes when: the
-    // restart comes meanwhile.
+    // The step takes 0.3 s to end after SIGTERM (within the grace period), printing meanwhile, and
+    // notes when it ends: the restart comes meanwhile.
     const ended = join(shared, 'restart-race-ended');
     const { client, pipelineId } = await start([
       task('t', {
         environment: { ENDED: ended },
-        steps: [{ code: 'trap \'sleep 0.2; touch "$ENDED"; exit 3\' TERM; echo up; sleep 30 & wait' }],
+        steps: [
+          {
+            code: 'trap \'echo stopping; sleep 0.3; echo stopped; touch "$ENDED"; exit 3\' TERM; echo up; sleep 30 & wait',
+          },
+        ],
       }),
       pipeline('main', [{ task: 't' }]),
     ]);
@@ -266,6 +270,8 @@ describe('a restart while the aborted steps still end', () => {
     );
     expect(again?.attempt).toBe(0);
     expect(Date.parse(again?.start_time ?? '')).toBeGreaterThanOrEqual(Math.floor(statSync(ended).mtimeMs));
+    // What the aborted run printed after the restart went nowhere: the new run's step is its own.
+    expect(again?.output).toBe('up\n');
     const { data } = await client.GET('/pipelines/id/{id}', path(pipelineId));
     expect(data?.status).toBe('started');
     await abort(client, pipelineId);

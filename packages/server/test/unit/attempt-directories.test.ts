@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Attempt, createAttemptDirectories } from '../../src/scheduler/attempt-directories.js';
+import { waitFor } from '../helpers/wait.js';
 
 let root: string;
 let workRoot: string;
@@ -39,7 +41,7 @@ async function giveBackSwept(attempts: ReturnType<typeof createAttemptDirectorie
 describe('attempt directories', () => {
   it('makes a working directory and a TMPDIR (0700) and the context file (0600) in a slot of the work root', async () => {
     const attempts = createAttemptDirectories(workRoot, true, 4);
-    const attempt = attempts.take('{"a":1}', 'p1');
+    const attempt = attempts.take('{"a":1}');
     expect(attempt.dir.startsWith(`${workRoot}/`)).toBe(true);
     expect([modeOf(attempt.dir), modeOf(attempt.workDir), modeOf(attempt.tmpDir)]).toEqual([
       0o711, 0o700, 0o700,
@@ -50,9 +52,9 @@ describe('attempt directories', () => {
     await attempts.close();
   });
 
-  it('reuses a slot for the same project once swept: directories emptied and taken back, context rewritten, nothing followed out', async () => {
+  it('reuses a slot once swept with new entries: what the last attempt left, or still holds open, stays out', async () => {
     const attempts = createAttemptDirectories(workRoot, true, 4);
-    const first = attempts.take('{"first":"a longer context"}', 'p1');
+    const first = attempts.take('{"first":"a longer context"}');
     const outside = join(root, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'keep'), 'kept');
@@ -61,11 +63,29 @@ describe('attempt directories', () => {
     symlinkSync(outside, join(first.workDir, 'link'));
     writeFileSync(join(first.tmpDir, 'scratch'), 'x');
     writeFileSync(join(first.dir, 'step-1.sh'), 'echo left behind');
-    chmodSync(first.tmpDir, 0o777);
-    chmodSync(first.contextPath, 0o666);
+    // A process of another task holding the context file and the working directory open, which
+    // reads and writes there once the next attempt has the slot.
+    const holder = spawn(
+      'sh',
+      ['-c', 'exec 3<"$0"; read go; cat <&3; touch late 2>/dev/null; exit 0', first.contextPath],
+      {
+        cwd: first.workDir,
+        stdio: ['pipe', 'pipe', 'ignore'],
+      },
+    );
+    let held = '';
+    holder.stdout.on('data', (chunk: Buffer) => {
+      held += chunk.toString();
+    });
+    await waitFor(
+      async () => existsSync(`/proc/${holder.pid}/fd/3`),
+      (open) => open,
+    );
 
     await giveBackSwept(attempts, first);
-    const second = attempts.take('{"second":2}', 'p1');
+    const second = attempts.take('{"second":2}');
+    holder.stdin.end('go\n');
+    await once(holder, 'exit');
 
     expect(second).toEqual(first);
     expect(readdirSync(second.dir).sort()).toEqual(['context.json', 'tmp', 'work']);
@@ -75,39 +95,40 @@ describe('attempt directories', () => {
       0o700, 0o700, 0o600,
     ]);
     expect(readFileSync(second.contextPath, 'utf8')).toBe('{"second":2}');
+    expect(held).toBe('{"first":"a longer context"}');
     expect(readFileSync(join(outside, 'keep'), 'utf8')).toBe('kept');
     await attempts.close();
   });
 
-  it("never gives a slot to another project's attempt, nor before its task user is swept", async () => {
+  it('does not reuse a slot before its task user is swept, and removes it at close', async () => {
     const attempts = createAttemptDirectories(workRoot, true, 4);
-    const first = attempts.take('{}', 'p1');
-    await giveBackSwept(attempts, first);
-    expect(attempts.take('{}', 'p2').dir).not.toBe(first.dir);
-    const mine = attempts.take('{}', 'p1');
-    expect(mine.dir).toBe(first.dir);
-    writeFileSync(join(mine.workDir, 'still'), 'here');
-    attempts.giveBack(mine, never);
-    expect(attempts.take('{}', 'p1').dir).not.toBe(first.dir);
+    const first = attempts.take('{}');
+    writeFileSync(join(first.workDir, 'still'), 'here');
+    attempts.giveBack(first, never);
+    expect(attempts.take('{}').dir).not.toBe(first.dir);
+    expect(readFileSync(join(first.workDir, 'still'), 'utf8')).toBe('here');
     await attempts.close();
-    expect(readFileSync(join(mine.workDir, 'still'), 'utf8')).toBe('here');
+    expect(existsSync(first.dir)).toBe(false);
   });
 
-  it('removes a slot whole without task users, after a container, past the idle limit, and at close', async () => {
+  it('removes a slot whole without task users, after a container, and past the idle limit', async () => {
     const withoutUsers = createAttemptDirectories(workRoot, false, 4);
-    const first = withoutUsers.take('{}', 'p1');
+    const first = withoutUsers.take('{}');
     expect(modeOf(first.dir)).toBe(0o700);
     writeFileSync(join(first.workDir, 'left'), 'x');
     withoutUsers.giveBack(first, Promise.resolve());
-    await withoutUsers.close();
+    await withoutUsers.settled();
     expect(existsSync(first.dir)).toBe(false);
 
     const attempts = createAttemptDirectories(workRoot, true, 1);
-    const container = attempts.take('{}', 'p1');
+    const container = attempts.take('{}');
     attempts.giveBack(container);
-    const [a, b] = [attempts.take('{}', 'p1'), attempts.take('{}', 'p2')];
+    await attempts.settled();
+    expect(existsSync(container.dir)).toBe(false);
+    const [a, b] = [attempts.take('{}'), attempts.take('{}')];
     await giveBackSwept(attempts, a);
     await giveBackSwept(attempts, b);
+    expect(readdirSync(workRoot)).toEqual([b.dir.slice(workRoot.length + 1)]);
     await attempts.close();
     expect(readdirSync(workRoot)).toEqual([]);
   });

@@ -59,7 +59,12 @@ describe('processIdentity', () => {
 describe('isRecordedGroup', () => {
   it.each<{ name: string; recorded: string | undefined; leaderNow: string | undefined; kill: boolean }>([
     { name: 'its leader, the very process', recorded: 'boot1/500', leaderNow: 'boot1/500', kill: true },
-    { name: 'its leader gone, members may be left', recorded: 'boot1/500', leaderNow: undefined, kill: true },
+    {
+      name: 'its leader gone: the number may name a newer group',
+      recorded: 'boot1/500',
+      leaderNow: undefined,
+      kill: false,
+    },
     {
       name: 'its number now names another process',
       recorded: 'boot1/500',
@@ -73,12 +78,7 @@ describe('isRecordedGroup', () => {
       leaderNow: 'boot1/500',
       kill: false,
     },
-    {
-      name: 'recorded without identity, its leader gone',
-      recorded: undefined,
-      leaderNow: undefined,
-      kill: true,
-    },
+    { name: 'recorded without identity', recorded: undefined, leaderNow: undefined, kill: false },
     {
       name: 'recorded without identity, its number taken',
       recorded: undefined,
