@@ -185,8 +185,10 @@ async function crashAndRestart(options: {
 
   const spawners = spawnersOf(first.process.pid ?? 0);
   expect(spawners.length).toBeGreaterThan(0);
-  if (options.withSpawners) for (const pid of spawners) process.kill(pid, 'SIGKILL');
+  // Frozen first, so that neither they nor the server act on the other's death in between.
+  if (options.withSpawners) for (const pid of spawners) process.kill(pid, 'SIGSTOP');
   expect(await first.stop('SIGKILL')).toBeNull();
+  if (options.withSpawners) for (const pid of spawners) process.kill(pid, 'SIGKILL');
   const spared = await options.afterCrash(pids, dataDir);
 
   const second = await start(dataDir, options.extra);
