@@ -4,8 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTaskUsers, sweepUsers, taskUsersProblem, type UidRange } from '../../src/runner/task-users.js';
 import { waitFor } from '../helpers/wait.js';
 
-// Users of a range no account uses, far from the server's own tests' default range.
-const RANGE: UidRange = { first: 2_000_990_000, last: 2_000_990_009 };
+// Users of a range no account uses, beyond every default range (2000000000 and the 99 million
+// above): servers of other tests running meanwhile sweep their whole range.
+const RANGE: UidRange = { first: 2_140_000_000, last: 2_140_000_009 };
 
 /** Live (not zombie) processes whose real uid is `uid`. */
 function processesOf(uid: number): number[] {
