@@ -26,7 +26,8 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
     const db = openReadOnly(ours.dataDir);
     const status = db.prepare<[string], { status: string }>('SELECT status FROM pipelines WHERE id = ?');
     context.log(`${size} tasks, ${context.parallelism} at a time`);
-    const samples = await alternate(context.quick ? 1 : 3, {
+    // Odd counts: a median is then the middle sample, not the lower of the two middle ones.
+    const samples = await alternate(context.quick ? 1 : 5, {
       ours: async () => {
         const started = performance.now();
         const { data } = await client.POST('/commands/id/{id}/execute', {
@@ -45,6 +46,9 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
     });
     db.close();
     const [o, b] = [median(samples.ours), median(samples.bare)];
+    // A round runs both back to back: a burst of load elsewhere weighs on a round more than on
+    // one side, so the ratio is the median of the rounds' own ratios (as in http-overhead.ts).
+    const ratio = median(samples.ours.map((ours, i) => ours / (samples.bare[i] as number)));
     return [
       {
         benchmark: 'scheduler',
@@ -52,10 +56,10 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
         ours: o,
         baseline: b,
         baselineName: `spawn true x${context.parallelism}`,
-        ratio: o / b,
+        ratio,
         unit: 'ms',
         goal: 'ratio <= 1.5',
-        met: o / b <= 1.5,
+        met: ratio <= 1.5,
       },
     ];
   } finally {
