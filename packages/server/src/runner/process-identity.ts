@@ -26,13 +26,18 @@ export function bootId(): string | undefined {
   return cachedBootId;
 }
 
-function startTime(pid: number): string | undefined {
-  let stat: string;
+/** A file of /proc/<pid>/, undefined when the process is gone (or /proc unreadable). */
+export function readProcessFile(pid: number, name: string): string | undefined {
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return readFileSync(`/proc/${pid}/${name}`, 'latin1');
   } catch {
     return undefined;
   }
+}
+
+function startTime(pid: number): string | undefined {
+  const stat = readProcessFile(pid, 'stat');
+  if (stat === undefined) return undefined;
   // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
   const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // afterName[0] is field 3 (state): field 22 is afterName[19].

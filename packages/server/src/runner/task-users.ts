@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readProcessFile } from './process-identity.js';
 
 /** A range of numeric user ids, both ends included, that no account of the host uses. */
 export interface UidRange {
@@ -141,12 +142,8 @@ export async function sweepUsers(range: UidRange, spared: ReadonlySet<number>): 
 
 /** The real uid of a process, undefined when it is gone or a zombie (killing it again does nothing). */
 function realUidOfLiveProcess(pid: number): number | undefined {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'latin1');
-  } catch {
-    return undefined;
-  }
+  const status = readProcessFile(pid, 'status');
+  if (status === undefined) return undefined;
   if (/^State:\s*[ZX]/m.test(status)) return undefined;
   const uid = /^Uid:\s*(\d+)/m.exec(status)?.[1];
   return uid === undefined ? undefined : Number(uid);
