@@ -140,11 +140,16 @@ export async function sweepUsers(range: UidRange, spared: ReadonlySet<number>): 
   return false;
 }
 
-/** The real uid of a process, undefined when it is gone or a zombie (killing it again does nothing). */
+/**
+ * The real uid of a process, undefined when it is gone or a zombie (killing it again does nothing).
+ * A process whose main thread alone has exited shows as a zombie too, but its other threads run
+ * on (and a SIGKILL ends them): it counts as live.
+ */
 function realUidOfLiveProcess(pid: number): number | undefined {
   const status = readProcessFile(pid, 'status');
   if (status === undefined) return undefined;
-  if (/^State:\s*[ZX]/m.test(status)) return undefined;
+  const threads = Number(/^Threads:\s*(\d+)/m.exec(status)?.[1] ?? 1);
+  if (/^State:\s*[ZX]/m.test(status) && threads <= 1) return undefined;
   const uid = /^Uid:\s*(\d+)/m.exec(status)?.[1];
   return uid === undefined ? undefined : Number(uid);
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTaskUsers, sweepUsers, taskUsersProblem, type UidRange } from '../../src/runner/task-users.js';
@@ -83,6 +84,35 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
       (pids) => pids.length === 0,
     );
     expect(processesOf(running.uid)).toHaveLength(2);
+  });
+
+  it('kills a process whose main thread has exited while its other threads run on', async () => {
+    users = createTaskUsers(RANGE);
+    const user = users.take();
+    // The main thread ends alone (the exit system call, not exit_group): the process shows as a
+    // zombie while its other thread sleeps on.
+    const script = [
+      'import ctypes, threading, time',
+      'threading.Thread(target=time.sleep, args=(300,)).start()',
+      'print("started", flush=True)',
+      'ctypes.CDLL(None).syscall(60, 0)',
+    ].join('\n');
+    const python = spawn('/usr/bin/python3', ['-c', script], {
+      uid: user.uid,
+      gid: user.gid,
+      cwd: '/',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    await new Promise((resolve) => python.stdout.once('data', resolve));
+    const status = () => readFileSync(`/proc/${python.pid}/status`, 'latin1');
+    await waitFor(
+      async () => status(),
+      (text) => /^State:\s*Z/m.test(text) && /^Threads:\s*2$/m.test(text),
+    );
+    const exited = once(python, 'exit');
+    users.giveBack(user);
+    const [, signal] = await exited;
+    expect(signal).toBe('SIGKILL');
   });
 
   it('sweeps every user of the range at start, whatever a previous server left', async () => {
