@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { type ExclusiveLock, takeExclusiveLock } from '@pipewright/server';
+import { type ExclusiveLock, takeExclusiveLock, treeRemovalArgv } from '@pipewright/server';
 
 const DATABASE_FILE = 'pipewright.db';
 const SERVER_LOCK_FILE = 'server.lock';
@@ -58,10 +58,11 @@ export interface WorkRoot {
 export function prepareWorkRoot(dataDir: string, forTaskUsers: boolean, selfSignedCert?: string): WorkRoot {
   const inside = !forTaskUsers || enterableByOthers(dirname(dataDir));
   const dir = inside ? join(dataDir, 'work') : outsideWorkRoot(dataDir);
-  // With task users, a crashed server's tasks may still change the tree (they are swept later):
-  // GNU rm walks it by directory descriptors, so that no link swapped in leads it out.
-  if (forTaskUsers) execFileSync('/bin/rm', ['-rf', '--one-file-system', '--', dir]);
-  else rmSync(dir, { recursive: true, force: true });
+  // With task users, a crashed server's tasks may still change the tree (they are swept later).
+  if (forTaskUsers) {
+    const [rm = '', ...args] = treeRemovalArgv(dir);
+    execFileSync(rm, args);
+  } else rmSync(dir, { recursive: true, force: true });
   const mode = forTaskUsers ? 0o711 : 0o700;
   // Fails if someone made it again meanwhile: the server does not start on a directory it did not make.
   mkdirSync(dir, { mode });

@@ -5,6 +5,7 @@ export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
 export { runSteps } from './runner/index.js';
 export { taskUsersProblem, type UidRange } from './runner/task-users.js';
+export { treeRemovalArgv } from './runner/tree-removal.js';
 export {
   createScheduler,
   type Scheduler,

@@ -3,6 +3,7 @@ import { mkdir, readdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runProcess } from '../runner/process.js';
 import type { TaskUser } from '../runner/task-users.js';
+import { treeRemovalArgv } from '../runner/tree-removal.js';
 
 /** Where one attempt of a task runs. */
 export interface Attempt {
@@ -185,15 +186,10 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;
 }
 
-/**
- * Removes a directory tree that processes of other task users may still change (one holding a
- * directory of it open): with GNU rm, which walks it by directory descriptors (openat, unlinkat),
- * so that a directory swapped for a link meanwhile cannot lead the server (root) out of the tree,
- * as a removal by paths would. Spawned through the spawner process, off this thread.
- */
+/** Removes a tree task users may still change (see treeRemovalArgv), through the spawner, off this thread. */
 async function removeTreeByDescriptors(dir: string): Promise<void> {
   const end = await runProcess({
-    argv: ['/bin/rm', '-rf', '--one-file-system', '--', dir],
+    argv: treeRemovalArgv(dir),
     environment: {},
     cwd: '/',
     signal: new AbortController().signal,
