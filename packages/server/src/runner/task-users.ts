@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readProcessFile } from './process-identity.js';
+import { createReaper, type Reaper, reaperProblem } from './reaper.js';
 
 /** A range of numeric user ids, both ends included, that no account of the host uses. */
 export interface UidRange {
@@ -14,95 +15,141 @@ export interface TaskUser {
 }
 
 /**
- * Processes whose status a sweep reads per turn of the event loop. Synchronous reads: a read of
- * /proc costs this thread a few microseconds, where a round trip through libuv's pool (four per
- * file) costs far more on a busy machine; the batches keep each turn short.
+ * Processes whose status the start's scan reads per turn of the event loop. Synchronous reads: a
+ * read of /proc costs this thread a few microseconds, where a round trip through libuv's pool
+ * (four per file) costs far more on a busy machine; the batches keep each turn short.
  */
 const PROCESSES_PER_TURN = 64;
-/** A sweep gives up for now after this many rounds that still found processes (a fork bomb). */
-const MAX_SWEEP_ROUNDS = 20;
+/** The start's scan gives up for now after this many rounds that still found processes. */
+const MAX_SCAN_ROUNDS = 20;
 /**
- * Users given back within this time are swept together: one scan of /proc for all of them (a
- * read of each process's status). Longer means fewer scans under load, and a finished task's
- * leftover processes and its user kept that much longer.
+ * Users given back within this time are reaped together (one line to the reaper). Longer means
+ * fewer, larger batches under load, and a finished task's leftover processes and its user kept
+ * that much longer.
  */
-const SWEEP_DELAY_MS = 100;
+const REAP_DELAY_MS = 100;
+/** After the reaper failed, how long until it is asked again. */
+const RETRY_DELAY_MS = 1000;
 
 /**
  * Task users: each running task gets a user of its own from `range`, so that its processes
- * cannot read the server's files, nor signal, trace or read the environment (the task key)
- * of another task's processes.
+ * cannot read the server's files, nor signal, trace or read the environment (the task key) of
+ * another task's processes.
  *
- * A user given back is swept before it is handed out again: every process of that user is
- * killed, those that left the step's process group (setsid, daemons) included, which a
- * process-group kill misses. Users are handed out round-robin over the whole range, so a
- * user's leftover files (in /tmp, say) meet a later task only after the range has wrapped.
+ * No process of a user outlives its task, nor meets the next task of that user: a user given
+ * back is reaped (every process it has is killed, those that left the step's process group
+ * included, see reaper.ts), and a user is handed out only once reaped since it last ran (or, for
+ * its first task since the server started, since then: a previous server may have left
+ * processes). Users are handed out round-robin over the whole range, so a user's leftover files
+ * (in /tmp, say) meet a later task only after the range has wrapped. `ahead` users are kept
+ * reaped and ready; `onReady` is called when users become ready (a task may have waited).
  */
-export function createTaskUsers(range: UidRange, onSwept: () => void = () => undefined) {
+export function createTaskUsers(range: UidRange, ahead: number, onReady: () => void = () => undefined) {
   const size = range.last - range.first + 1;
+  const reaper = createReaper();
   const inUse = new Set<number>();
-  /** Given back, not yet swept (not handed out), with what resolves giveBack's promise. */
-  const unswept = new Map<number, () => void>();
+  /** Reaped and not handed out since, in the order they are handed out. */
+  const ready = new Set<number>();
+  /** Given back, not reaped yet, with what resolves giveBack's promise. */
+  const givenBack = new Map<number, () => void>();
+  /** In the batch the reaper works on. */
+  const reaping = new Set<number>();
   let next = 0;
-  let sweepTimer: NodeJS.Timeout | undefined;
-
-  let sweeping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let retryAt = 0;
+  let busy = false;
   let closed = false;
-  const sweepGivenBack = async () => {
-    sweepTimer = undefined;
-    sweeping = true;
-    // Users given back during the sweep are in the next one: their processes may outlive this scan.
-    const swept = [...unswept];
-    const done = await sweepUsers(range, inUse).catch(() => false);
-    sweeping = false;
-    // Closed meanwhile: the server stops, and what waits for a sweep waits for the next start's.
-    if (closed) return;
-    if (done) {
-      for (const [uid, resolve] of swept) {
-        unswept.delete(uid);
-        resolve();
-      }
-      onSwept();
+
+  /** Up to `count` users to reap for the ready ones, the next in round-robin order that are idle. */
+  const pickFresh = (count: number): number[] => {
+    const picked: number[] = [];
+    for (let tried = 0; tried < size && picked.length < count; tried += 1) {
+      const uid = range.first + next;
+      next = (next + 1) % size;
+      if (inUse.has(uid) || ready.has(uid) || givenBack.has(uid) || reaping.has(uid)) continue;
+      picked.push(uid);
     }
-    // Processes still appearing (or /proc failing): again later, the users stay out of use meanwhile.
-    if (unswept.size > 0) scheduleSweep(done ? SWEEP_DELAY_MS : 1000);
+    return picked;
   };
-  const scheduleSweep = (delayMs: number) => {
-    if (sweeping || closed) return;
-    sweepTimer ??= setTimeout(sweepGivenBack, delayMs);
+
+  const reapBatch = async () => {
+    timer = undefined;
+    busy = true;
+    const back = [...givenBack];
+    givenBack.clear();
+    const fresh = pickFresh(ahead - ready.size);
+    const batch = [...back.map(([uid]) => uid), ...fresh];
+    for (const uid of batch) reaping.add(uid);
+    const reaped = await reaper.reap(batch).then(
+      () => true,
+      () => false,
+    );
+    busy = false;
+    reaping.clear();
+    // Closed meanwhile: the server stops, and what waits for a reap waits for the next start's.
+    if (closed) return;
+    if (reaped) {
+      for (const [, resolve] of back) resolve();
+      for (const uid of fresh) ready.add(uid);
+      onReady();
+    } else {
+      // Given-back users wait for the next try; fresh ones come round again later.
+      for (const [uid, resolve] of back) givenBack.set(uid, resolve);
+      retryAt = Date.now() + RETRY_DELAY_MS;
+    }
+    plan();
+  };
+
+  /** Asks the reaper soon: at once when few users are ready, else gathering given-back users. */
+  const plan = () => {
+    if (busy || closed) return;
+    const short = ready.size < Math.ceil(ahead / 2);
+    if (!short && givenBack.size === 0) return;
+    const delay = Math.max(short ? 0 : REAP_DELAY_MS, retryAt - Date.now());
+    if (timer && !short) return;
+    clearTimeout(timer);
+    timer = setTimeout(reapBatch, delay);
   };
 
   return {
-    /** A user for a task starting now; throws when every user of the range is taken. */
+    /** How many users take can hand out now. */
+    get available(): number {
+      return ready.size;
+    },
+    /** A user for a task starting now; throws when none is ready (see available). */
     take(): TaskUser {
-      for (let tried = 0; tried < size; tried += 1) {
-        const uid = range.first + next;
-        next = (next + 1) % size;
-        if (inUse.has(uid) || unswept.has(uid)) continue;
-        inUse.add(uid);
-        return { uid, gid: uid };
-      }
-      throw new Error(`all ${size} task users are in use`);
+      const [uid] = ready;
+      if (uid === undefined) throw new Error('no task user is ready');
+      ready.delete(uid);
+      inUse.add(uid);
+      plan();
+      return { uid, gid: uid };
     },
     /**
      * The task is over: its user's processes are killed soon, then the user can be handed out
-     * again. Resolves once none is left (never, after close).
+     * again. Resolves once they are (never, after close).
      */
     giveBack(user: TaskUser): Promise<void> {
       inUse.delete(user.uid);
-      const swept = new Promise<void>((resolve) => unswept.set(user.uid, resolve));
-      scheduleSweep(SWEEP_DELAY_MS);
+      const reaped = new Promise<void>((resolve) => givenBack.set(user.uid, resolve));
+      plan();
+      return reaped;
+    },
+    /**
+     * Kills every process of the range now (at start: what a previous server left running), then
+     * readies the first users. False when processes kept appearing (they are killed again later).
+     */
+    async sweepAll(): Promise<boolean> {
+      const swept = await sweepUsers(range, reaper);
+      plan();
       return swept;
     },
-    /** Kills every process of the range now (at start: what a previous server left running). */
-    sweepAll(): Promise<boolean> {
-      return sweepUsers(range, inUse);
-    },
-    /** Stops the pending sweep (the server stops; the next start sweeps everything). */
+    /** Stops what is pending (the server stops; the next start sweeps everything). */
     close(): void {
       closed = true;
-      clearTimeout(sweepTimer);
-      sweepTimer = undefined;
+      clearTimeout(timer);
+      timer = undefined;
+      reaper.close();
     },
   };
 }
@@ -110,32 +157,33 @@ export function createTaskUsers(range: UidRange, onSwept: () => void = () => und
 export type TaskUsers = ReturnType<typeof createTaskUsers>;
 
 /**
- * Kills every live process whose real user is in `range` but not in `spared`, scanning /proc
- * again until a scan finds none (a process may fork between a scan and its kill). True when
- * the last scan found none. Processes that run a set-user-id program keep their real user,
- * and a process that made itself non-dumpable still shows its user in `status`.
+ * Kills every process whose real user is in `range`: scans /proc for the users that have live
+ * processes and reaps them, until a scan finds none. True when the last scan found none.
+ * Processes that run a set-user-id program keep their real user, and a process that made itself
+ * non-dumpable still shows its user in `status`. A user whose processes all escape a scan (a
+ * fork chain may) is reaped anyway before its next task (see createTaskUsers).
  */
-export async function sweepUsers(range: UidRange, spared: ReadonlySet<number>): Promise<boolean> {
-  for (let round = 0; round < MAX_SWEEP_ROUNDS; round += 1) {
+export async function sweepUsers(range: UidRange, reaper: Reaper): Promise<boolean> {
+  for (let round = 0; round < MAX_SCAN_ROUNDS; round += 1) {
     const pids = readdirSync('/proc')
       .filter((name) => /^\d+$/.test(name))
       .map(Number);
-    let found = 0;
+    const found = new Set<number>();
     for (let next = 0; next < pids.length; next += PROCESSES_PER_TURN) {
       // A host may have thousands of processes: the event loop turns between batches.
       if (next > 0) await new Promise((resolve) => setImmediate(resolve));
       for (const pid of pids.slice(next, next + PROCESSES_PER_TURN)) {
         const uid = realUidOfLiveProcess(pid);
-        if (uid === undefined || uid < range.first || uid > range.last || spared.has(uid)) continue;
-        found += 1;
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // It exited meanwhile.
-        }
+        if (uid !== undefined && uid >= range.first && uid <= range.last) found.add(uid);
       }
     }
-    if (found === 0) return true;
+    if (found.size === 0) return true;
+    const reaped = await reaper.reap([...found]).then(
+      () => true,
+      () => false,
+    );
+    // Killed processes take a moment to become zombies, which the next scan skips.
+    await new Promise((resolve) => setTimeout(resolve, reaped ? 10 : RETRY_DELAY_MS));
   }
   return false;
 }
@@ -156,8 +204,8 @@ function realUidOfLiveProcess(pid: number): number | undefined {
 
 /**
  * Why task users cannot work on this host, or undefined when they can: the server must be
- * able to switch users, see every process in /proc, and every uid of the range must be
- * mapped in its user namespace (containers often map only 0-65535).
+ * able to switch users, see every process in /proc, every uid of the range must be mapped in
+ * its user namespace (containers often map only 0-65535), and the reaper must run.
  */
 export function taskUsersProblem(range: UidRange): string | undefined {
   if (process.getuid?.() !== 0) return 'the server does not run as root, which switching users needs';
@@ -173,5 +221,5 @@ export function taskUsersProblem(range: UidRange): string | undefined {
     .map((line) => line.trim().split(/\s+/).map(Number))
     .some(([inside = 0, , count = 0]) => range.first >= inside && range.last < inside + count);
   if (!mapped) return `user ids ${range.first}-${range.last} are not all mapped in this user namespace`;
-  return undefined;
+  return reaperProblem();
 }

@@ -33,7 +33,7 @@ export interface SchedulerOptions {
   /** Safety net: look for work this often even without a wake-up. */
   pollIntervalMs?: number;
   /**
-   * Each running task gets a user of this range, swept when it ends (see runner/task-users.ts).
+   * Each running task gets a user of this range, reaped when it ends (see runner/task-users.ts).
    * Without it, tasks run as the server's own user.
    */
   taskUsers?: UidRange | undefined;
@@ -88,12 +88,17 @@ export function createScheduler(
   const attempts = createAttemptDirectories(
     options.workRoot,
     options.taskUsers !== undefined,
-    // Slots wait a sweep (up to 100 ms) before they are reused: enough for the trivial tasks
-    // ending meanwhile.
+    // Slots wait for their user's reap (up to 100 ms) before they are reused: enough for the
+    // trivial tasks ending meanwhile.
     IDLE_ATTEMPT_SLOTS,
   );
-  // A swept user can take a task that waited for one.
-  const users = options.taskUsers && createTaskUsers(options.taskUsers, () => wakeUp());
+  // Users ready: enough for every task to start at once, and for those starting while more are
+  // reaped. A task waiting for one starts once they are.
+  const users =
+    options.taskUsers &&
+    createTaskUsers(options.taskUsers, Math.max(32, 4 * options.maxRunningTasks), () => wakeUp());
+  /** Whether a task claimed now gets a user at once (without task users, always). */
+  const userReady = () => !users || users.available > 0;
   let stopping = false;
   let started = false;
   let drainQueued = false;
@@ -139,7 +144,7 @@ export function createScheduler(
    */
   const claimInPlaceOf = (): Claim | undefined => {
     // `running` still holds the task ending.
-    if (stopping || running.size > options.maxRunningTasks) return undefined;
+    if (stopping || running.size > options.maxRunningTasks || !userReady()) return undefined;
     try {
       return store.transaction(claim);
     } catch {
@@ -151,7 +156,7 @@ export function createScheduler(
     drainQueued = false;
     if (stopping) return;
     try {
-      while (running.size < options.maxRunningTasks && processOne()) {
+      while (running.size < options.maxRunningTasks && userReady() && processOne()) {
         // claimed one; look for the next
       }
       failures = 0;
@@ -255,7 +260,7 @@ export function createScheduler(
       if (next) launch(next);
     } finally {
       // Once the next task is on its way. Its slot is renewed once nothing of it runs: a container
-      // outlives its engine's client, which is all a sweep kills.
+      // outlives its engine's client, which is all a reap kills.
       const swept = user && users?.giveBack(user);
       const container = task.spec.data.runtime?.name === 'container';
       if (attempt) attempts.giveBack(attempt, container ? undefined : swept);

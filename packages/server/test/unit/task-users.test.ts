@@ -1,8 +1,20 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTaskUsers, sweepUsers, taskUsersProblem, type UidRange } from '../../src/runner/task-users.js';
+import {
+  chmodSync,
+  chownSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createReaper } from '../../src/runner/reaper.js';
+import { createTaskUsers, taskUsersProblem, type UidRange } from '../../src/runner/task-users.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Users of a range no account uses, beyond every default range (2000000000 and the 99 million
@@ -43,37 +55,88 @@ async function leaveProcessesAs(uid: number): Promise<void> {
   );
 }
 
+/**
+ * Starts, as `uid`, a fork chain: each process forks and exits at once, its child goes on, so
+ * every process lives for microseconds and the chain's pids keep changing (what a scan of /proc
+ * then a kill per pid misses). Each one adds a byte to a heartbeat file; returns how to read its
+ * size.
+ */
+async function startForkChainAs(uid: number, dir: string): Promise<() => number> {
+  const heartbeat = join(dir, `chain-${uid}`);
+  writeFileSync(heartbeat, '');
+  chownSync(heartbeat, uid, uid);
+  const program = 'open(my $f, ">>", $ARGV[0]) or die; while (1) { syswrite($f, "."); exit if fork(); }';
+  spawn('perl', ['-e', program, heartbeat], { uid, gid: uid, cwd: '/', stdio: 'ignore', detached: true });
+  const size = () => statSync(heartbeat).size;
+  await waitFor(
+    async () => size(),
+    (bytes) => bytes > 1000,
+  );
+  return size;
+}
+
+/** Whether what `size` reads stays the same for a while: the chain that grows it has ended. */
+async function stopsGrowing(size: () => number): Promise<boolean> {
+  const before = size();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return size() === before;
+}
+
 const asRoot = process.getuid?.() === 0;
 
 describe.skipIf(!asRoot)('task users (as root)', () => {
+  const reaper = createReaper();
+  let dir = '';
   let users: ReturnType<typeof createTaskUsers> | undefined;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'task-users-'));
+    // The users write their heartbeat files in it.
+    chmodSync(dir, 0o711);
+  });
   afterEach(async () => {
     users?.close();
-    await sweepUsers(RANGE, new Set());
+    // Without a race: whatever a failed test left, fork chains included, ends here.
+    await reaper.reap(Array.from({ length: RANGE.last - RANGE.first + 1 }, (_, k) => RANGE.first + k));
+  });
+  afterAll(() => {
+    reaper.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('hands out distinct users round-robin, and a given-back user only once it is swept', async () => {
-    let swept = 0;
-    users = createTaskUsers({ first: RANGE.first, last: RANGE.first + 2 }, () => {
-      swept += 1;
+  it('hands out users reaped first, round-robin, a given-back one once reaped again', async () => {
+    let readied = 0;
+    users = createTaskUsers({ first: RANGE.first, last: RANGE.first + 2 }, 3, () => {
+      readied += 1;
     });
-    const a = users.take();
-    const b = users.take();
-    expect([a, b]).toEqual([
-      { uid: RANGE.first, gid: RANGE.first },
-      { uid: RANGE.first + 1, gid: RANGE.first + 1 },
-    ]);
-    const aSwept = users.giveBack(a);
-    // Not swept yet: a is skipped.
-    expect(users.take().uid).toBe(RANGE.first + 2);
-    expect(() => users?.take()).toThrow('all 3 task users are in use');
-    await aSwept;
-    expect(swept).toBe(1);
-    expect(users.take().uid).toBe(RANGE.first);
+    // Nothing is handed out before the start's sweep has readied users.
+    expect(users.available).toBe(0);
+    expect(() => users?.take()).toThrow('no task user is ready');
+    await users.sweepAll();
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 3,
+    );
+    const [a, b, c] = [users.take(), users.take(), users.take()];
+    expect([a, b, c].map((user) => user.uid)).toEqual([RANGE.first, RANGE.first + 1, RANGE.first + 2]);
+    expect(a).toEqual({ uid: RANGE.first, gid: RANGE.first });
+    expect(() => users?.take()).toThrow('no task user is ready');
+    const readiedBefore = readied;
+    await users.giveBack(b);
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 1,
+    );
+    expect(readied).toBeGreaterThan(readiedBefore);
+    expect(users.take().uid).toBe(RANGE.first + 1);
   });
 
   it('kills what a given-back user left running, daemons included, and spares users in use', async () => {
-    users = createTaskUsers(RANGE);
+    users = createTaskUsers(RANGE, 2);
+    await users.sweepAll();
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 2,
+    );
     const finished = users.take();
     const running = users.take();
     await leaveProcessesAs(finished.uid);
@@ -86,8 +149,38 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
     expect(processesOf(running.uid)).toHaveLength(2);
   });
 
+  it('kills a fork chain that a given-back user left, which no scan of /proc can keep up with', async () => {
+    users = createTaskUsers(RANGE, 1);
+    await users.sweepAll();
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 1,
+    );
+    const user = users.take();
+    const chain = await startForkChainAs(user.uid, dir);
+    await users.giveBack(user);
+    expect(await stopsGrowing(chain)).toBe(true);
+  });
+
+  it('hands out a user whose processes outlived the previous server only once they are killed', async () => {
+    const chain = await startForkChainAs(RANGE.first, dir);
+    users = createTaskUsers(RANGE, 1);
+    await users.sweepAll();
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 1,
+    );
+    expect(users.take().uid).toBe(RANGE.first);
+    expect(await stopsGrowing(chain)).toBe(true);
+  });
+
   it('kills a process whose main thread has exited while its other threads run on', async () => {
-    users = createTaskUsers(RANGE);
+    users = createTaskUsers(RANGE, 1);
+    await users.sweepAll();
+    await waitFor(
+      async () => users?.available,
+      (count) => count === 1,
+    );
     const user = users.take();
     // The main thread ends alone (the exit system call, not exit_group): the process shows as a
     // zombie while its other thread sleeps on.
@@ -117,12 +210,16 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
 
   it('sweeps every user of the range at start, whatever a previous server left', async () => {
     await leaveProcessesAs(RANGE.last);
-    users = createTaskUsers(RANGE);
+    users = createTaskUsers(RANGE, 1);
     expect(await users.sweepAll()).toBe(true);
     expect(processesOf(RANGE.last)).toEqual([]);
   });
 
-  it('can run here: root, /proc, the range mapped', () => {
+  it('never reaps root, whose kill(-1) would end every process of the host', async () => {
+    await expect(reaper.reap([0])).rejects.toThrow('not user ids the reaper takes: 0');
+  });
+
+  it('can run here: root, /proc, the range mapped, perl', () => {
     expect(taskUsersProblem(RANGE)).toBeUndefined();
   });
 });
