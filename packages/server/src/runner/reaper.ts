@@ -1,5 +1,6 @@
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { DEFAULT_SEARCH_PATH } from './executable.js';
 
 type ReaperProcess = ChildProcessByStdio<Writable, Readable, null>;
 
@@ -38,9 +39,16 @@ while (my $line = <STDIN>) {
 }
 `;
 
+/** Nothing of the server's environment (PERL5OPT, PERL5LIB) reaches the reaper, which runs as root. */
+const REAPER_ENVIRONMENT = { PATH: DEFAULT_SEARCH_PATH };
+
 /** Why a reaper cannot run here (no perl with its POSIX module), or undefined when it can. */
 export function reaperProblem(): string | undefined {
-  const check = spawnSync('perl', ['-MPOSIX', '-e', '1'], { stdio: 'ignore', timeout: 10_000 });
+  const check = spawnSync('perl', ['-MPOSIX', '-e', '1'], {
+    env: REAPER_ENVIRONMENT,
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
   return check.status === 0
     ? undefined
     : "perl (with its POSIX module), which ends task users' processes, is missing";
@@ -58,7 +66,10 @@ export function createReaper() {
   let received = '';
 
   const start = (): ReaperProcess => {
-    const started = spawn('perl', ['-e', PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const started = spawn('perl', ['-e', PROGRAM], {
+      env: REAPER_ENVIRONMENT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     started.stdout.setEncoding('utf8');
     started.stdout.on('data', (chunk: string) => {
       received += chunk;

@@ -41,10 +41,10 @@ const RETRY_DELAY_MS = 1000;
  * included, see reaper.ts), and a user is handed out only once reaped since it last ran (or, for
  * its first task since the server started, since then: a previous server may have left
  * processes). Users are handed out round-robin over the whole range, so a user's leftover files
- * (in /tmp, say) meet a later task only after the range has wrapped. `ahead` users are kept
- * reaped and ready; `onReady` is called when users become ready (a task may have waited).
+ * (in /tmp, say) meet a later task only after the range has wrapped.
  */
-export function createTaskUsers(range: UidRange, ahead: number, onReady: () => void = () => undefined) {
+export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
+  const { ahead, onReady = () => undefined, onReapFailed = () => undefined } = options;
   const size = range.last - range.first + 1;
   const reaper = createReaper();
   const inUse = new Set<number>();
@@ -56,7 +56,9 @@ export function createTaskUsers(range: UidRange, ahead: number, onReady: () => v
   const reaping = new Set<number>();
   let next = 0;
   let timer: NodeJS.Timeout | undefined;
+  /** Not before this time (after a failure of the reaper). */
   let retryAt = 0;
+  let failing = false;
   let busy = false;
   let closed = false;
 
@@ -80,21 +82,28 @@ export function createTaskUsers(range: UidRange, ahead: number, onReady: () => v
     const fresh = pickFresh(ahead - ready.size);
     const batch = [...back.map(([uid]) => uid), ...fresh];
     for (const uid of batch) reaping.add(uid);
+    let failure: unknown;
     const reaped = await reaper.reap(batch).then(
       () => true,
-      () => false,
+      (error: unknown) => {
+        failure = error;
+        return false;
+      },
     );
     busy = false;
     reaping.clear();
     // Closed meanwhile: the server stops, and what waits for a reap waits for the next start's.
     if (closed) return;
     if (reaped) {
+      failing = false;
       for (const [, resolve] of back) resolve();
       for (const uid of fresh) ready.add(uid);
       onReady();
     } else {
       // Given-back users wait for the next try; fresh ones come round again later.
       for (const [uid, resolve] of back) givenBack.set(uid, resolve);
+      if (!failing) onReapFailed(failure);
+      failing = true;
       retryAt = Date.now() + RETRY_DELAY_MS;
     }
     plan();
@@ -155,6 +164,15 @@ export function createTaskUsers(range: UidRange, ahead: number, onReady: () => v
 }
 
 export type TaskUsers = ReturnType<typeof createTaskUsers>;
+
+export interface TaskUsersOptions {
+  /** Users kept reaped and ready to hand out. */
+  ahead: number;
+  /** Users became ready: a task may have waited for one. */
+  onReady?: () => void;
+  /** The reaper failed, after working (or at first): users are not handed out until it works again. */
+  onReapFailed?: (error: unknown) => void;
+}
 
 /**
  * Kills every process whose real user is in `range`: scans /proc for the users that have live

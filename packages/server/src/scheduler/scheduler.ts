@@ -96,7 +96,12 @@ export function createScheduler(
   // reaped. A task waiting for one starts once they are.
   const users =
     options.taskUsers &&
-    createTaskUsers(options.taskUsers, Math.max(32, 4 * options.maxRunningTasks), () => wakeUp());
+    createTaskUsers(options.taskUsers, {
+      ahead: Math.max(32, 4 * options.maxRunningTasks),
+      onReady: () => wakeUp(),
+      onReapFailed: (error) =>
+        logger.error('task users cannot be reaped: tasks wait until they can', { error: String(error) }),
+    });
   /** Whether a task claimed now gets a user at once (without task users, always). */
   const userReady = () => !users || users.available > 0;
   let stopping = false;

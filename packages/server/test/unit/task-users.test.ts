@@ -105,9 +105,15 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
 
   it('hands out users reaped first, round-robin, a given-back one once reaped again', async () => {
     let readied = 0;
-    users = createTaskUsers({ first: RANGE.first, last: RANGE.first + 2 }, 3, () => {
-      readied += 1;
-    });
+    users = createTaskUsers(
+      { first: RANGE.first, last: RANGE.first + 2 },
+      {
+        ahead: 3,
+        onReady: () => {
+          readied += 1;
+        },
+      },
+    );
     // Nothing is handed out before the start's sweep has readied users.
     expect(users.available).toBe(0);
     expect(() => users?.take()).toThrow('no task user is ready');
@@ -131,7 +137,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
   });
 
   it('kills what a given-back user left running, daemons included, and spares users in use', async () => {
-    users = createTaskUsers(RANGE, 2);
+    users = createTaskUsers(RANGE, { ahead: 2 });
     await users.sweepAll();
     await waitFor(
       async () => users?.available,
@@ -150,7 +156,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
   });
 
   it('kills a fork chain that a given-back user left, which no scan of /proc can keep up with', async () => {
-    users = createTaskUsers(RANGE, 1);
+    users = createTaskUsers(RANGE, { ahead: 1 });
     await users.sweepAll();
     await waitFor(
       async () => users?.available,
@@ -164,7 +170,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
 
   it('hands out a user whose processes outlived the previous server only once they are killed', async () => {
     const chain = await startForkChainAs(RANGE.first, dir);
-    users = createTaskUsers(RANGE, 1);
+    users = createTaskUsers(RANGE, { ahead: 1 });
     await users.sweepAll();
     await waitFor(
       async () => users?.available,
@@ -175,7 +181,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
   });
 
   it('kills a process whose main thread has exited while its other threads run on', async () => {
-    users = createTaskUsers(RANGE, 1);
+    users = createTaskUsers(RANGE, { ahead: 1 });
     await users.sweepAll();
     await waitFor(
       async () => users?.available,
@@ -210,13 +216,33 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
 
   it('sweeps every user of the range at start, whatever a previous server left', async () => {
     await leaveProcessesAs(RANGE.last);
-    users = createTaskUsers(RANGE, 1);
+    users = createTaskUsers(RANGE, { ahead: 1 });
     expect(await users.sweepAll()).toBe(true);
     expect(processesOf(RANGE.last)).toEqual([]);
   });
 
   it('never reaps root, whose kill(-1) would end every process of the host', async () => {
     await expect(reaper.reap([0])).rejects.toThrow('not user ids the reaper takes: 0');
+  });
+
+  it('hands out no user it could not reap, and says so once', async () => {
+    const failures: unknown[] = [];
+    // No process can become user 2^32 - 1 (it means "unchanged" to setuid): every try fails.
+    const unreapable = 2 ** 32 - 1;
+    users = createTaskUsers(
+      { first: unreapable, last: unreapable },
+      { ahead: 1, onReapFailed: (error) => failures.push(error) },
+    );
+    await users.sweepAll();
+    await waitFor(
+      async () => failures.length,
+      (count) => count > 0,
+    );
+    // The retry a second later fails again, unreported.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toContain(`could not end the processes of users: failed ${unreapable}`);
+    expect(users.available).toBe(0);
   });
 
   it('can run here: root, /proc, the range mapped, perl', () => {
