@@ -47,8 +47,9 @@ export function chooseTaskUsers(config: ServeConfig, logger: Logger): ChosenTask
         last: DEFAULT_TASK_USERS.last + k * size,
       }));
   for (const range of candidates) {
-    if (range.last - range.first + 1 < 2 * config.maxRunningTasks) {
-      throw new StartupError('--task-users must hold at least twice --max-running-tasks users');
+    // The last user of a range is the reaper's own (runner/reaper.ts).
+    if (range.last - range.first < 2 * config.maxRunningTasks) {
+      throw new StartupError('--task-users must hold at least twice --max-running-tasks users, and one more');
     }
     const claim = claimRange(range);
     if (!claim) continue;

@@ -9,9 +9,16 @@ type ReaperProcess = ChildProcessByStdio<Writable, Readable, null>;
  * kill(-1, SIGKILL): the kernel signals every process that user may signal while holding the
  * process list, and a process with SIGKILL pending cannot fork, so no child of a dying process,
  * however fast it forks, is left (which a scan of /proc then a kill per pid cannot promise).
- * The child checks it is that user, and not root, before it kills: kill(-1) as root would end
- * every process of the host. It runs nothing but the kill, so groups are left as they are.
- * Answers a line per line: `ok`, or `failed` and the ids it could not do.
+ *
+ * The child takes the user as its effective id only, with the reaper's own user (OWN, given by
+ * the server: one no process has) as its real one and root as its saved one: the kernel lets a
+ * process signal another whose real or saved id is its own real or effective one, so the
+ * child's kill reaches the user's processes (and OWN's, of which there are none), while they
+ * cannot signal the child (to stop it before it kills them), nor trace it, whose saved id is
+ * not theirs. It checks its ids in /proc/self/status before it kills, so that a kill(-1) as
+ * root, which would end every process of the host, cannot happen. It runs nothing but the kill:
+ * its groups are left as they are. Answers a line per line: `ok`, or `failed` and the ids it
+ * could not do.
  *
  * Perl because Node cannot fork: a process per user spawned by Node costs a copy of the
  * spawning process (about 1 ms), a fork of this small program a tenth of that. It is part of
@@ -21,14 +28,18 @@ const PROGRAM = `
 use strict;
 use POSIX ();
 $| = 1;
+my $own = shift @ARGV;
 while (my $line = <STDIN>) {
   my @failed;
   for my $uid (split ' ', $line) {
-    my $pid = $uid =~ /^[1-9][0-9]{0,9}$/ ? fork() : undef;
+    my $pid = ($uid =~ /^[1-9][0-9]{0,9}$/ && $uid != $own) ? fork() : undef;
     if (!defined $pid) { push @failed, $uid; next; }
     if ($pid == 0) {
-      POSIX::setuid($uid);
-      POSIX::_exit(1) unless $< == $uid && $> == $uid;
+      $< = $own;
+      $> = $uid;
+      open(my $status, '<', '/proc/self/status') or POSIX::_exit(1);
+      my ($ids) = grep { /^Uid:/ } <$status>;
+      POSIX::_exit(1) unless defined $ids && $ids =~ /^Uid:\\s+$own\\s+$uid\\s+0\\s+$uid\\s*$/;
       kill('KILL', -1);
       POSIX::_exit(0);
     }
@@ -54,65 +65,80 @@ export function reaperProblem(): string | undefined {
     : "perl (with its POSIX module), which ends task users' processes, is missing";
 }
 
+const isUserId = (uid: number) => Number.isInteger(uid) && uid > 0 && uid < 2 ** 32 - 1;
+
 /**
  * Kills every process of given users, without a race against processes that fork: see PROGRAM.
- * One reaper process for the server (root), started on first use, again after it died, and
- * ended by close (or with the server: it reads until its input closes).
+ * `ownUid` is a user id no process has, the reaper's alone (never reaped). One reaper process
+ * for the server (root), started on first use, again after it died, and ended by close (or with
+ * the server: it reads until its input closes).
  */
-export function createReaper() {
-  let child: ReaperProcess | undefined;
-  /** What waits for an answer, in the order the lines were sent. */
-  const waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
-  let received = '';
+export function createReaper(ownUid: number) {
+  if (!isUserId(ownUid)) throw new Error(`not a user id for the reaper: ${ownUid}`);
+  let current: ReturnType<typeof start> | undefined;
+  let closed = false;
 
-  const start = (): ReaperProcess => {
-    const started = spawn('perl', ['-e', PROGRAM], {
+  const start = () => {
+    const child: ReaperProcess = spawn('perl', ['-e', PROGRAM, String(ownUid)], {
       env: REAPER_ENVIRONMENT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
-    started.stdout.setEncoding('utf8');
-    started.stdout.on('data', (chunk: string) => {
+    /** What waits for an answer of this process, in the order the lines were sent. */
+    const waiting: Array<{ resolve: (failed: number[]) => void; reject: (error: Error) => void }> = [];
+    let received = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
       received += chunk;
       for (let end = received.indexOf('\n'); end >= 0; end = received.indexOf('\n')) {
         const answer = received.slice(0, end);
         received = received.slice(end + 1);
-        const next = waiting.shift();
-        if (answer === 'ok') next?.resolve();
-        else next?.reject(new Error(`the reaper could not end the processes of users: ${answer}`));
+        const failed =
+          answer === 'ok'
+            ? []
+            : answer
+                .replace(/^failed ?/, '')
+                .split(' ')
+                .map(Number);
+        waiting.shift()?.resolve(failed);
       }
     });
     const fail = (error: Error) => {
-      if (child === started) child = undefined;
-      received = '';
+      if (current?.child === child) current = undefined;
       for (const next of waiting.splice(0)) next.reject(error);
     };
-    started.on('error', fail);
-    started.on('exit', (code, signal) => fail(new Error(`the reaper ended (${signal ?? code})`)));
-    started.stdin.on('error', () => undefined);
+    child.on('error', fail);
+    // Once its output is read to the end: every answer it gave has been taken.
+    child.on('close', (code, signal) => fail(new Error(`the reaper ended (${signal ?? code})`)));
+    child.stdin.on('error', () => undefined);
     // A reaper waiting for work does not keep the server's process alive.
-    started.unref();
-    for (const stream of [started.stdin, started.stdout]) (stream as unknown as { unref(): void }).unref();
-    return started;
+    child.unref();
+    for (const stream of [child.stdin, child.stdout]) (stream as unknown as { unref(): void }).unref();
+    return { child, waiting };
   };
 
   return {
-    /** Resolves once every process of `uids` (user ids other than root's) has been sent SIGKILL. */
-    reap(uids: readonly number[]): Promise<void> {
-      if (uids.length === 0) return Promise.resolve();
-      if (uids.some((uid) => !Number.isInteger(uid) || uid <= 0 || uid >= 2 ** 32)) {
+    /**
+     * Sends SIGKILL to every process of `uids` (user ids, not root's nor the reaper's own);
+     * resolves to those it could not do (none, normally).
+     */
+    reap(uids: readonly number[]): Promise<number[]> {
+      if (closed) return Promise.reject(new Error('the reaper is closed'));
+      if (uids.length === 0) return Promise.resolve([]);
+      if (!uids.every(isUserId) || uids.includes(ownUid)) {
         return Promise.reject(new Error(`not user ids the reaper takes: ${uids.join(' ')}`));
       }
-      child ??= start();
-      const answered = new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }));
+      current ??= start();
+      const { child, waiting } = current;
+      const answered = new Promise<number[]>((resolve, reject) => waiting.push({ resolve, reject }));
       child.stdin.write(`${uids.join(' ')}\n`);
       return answered;
     },
-    /** Ends the reaper process (once what it was asked is done). */
+    /** Ends the reaper process once what it was asked is done; it takes nothing more. */
     close(): void {
-      child?.stdin.end();
-      child = undefined;
+      closed = true;
+      current?.child.stdin.end();
+      current = undefined;
     },
   };
 }
-
 export type Reaper = ReturnType<typeof createReaper>;

@@ -1,8 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_SEARCH_PATH } from './executable.js';
 import type { ProcessEnd, ProcessOptions } from './process.js';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.js';
 
@@ -49,6 +50,28 @@ export interface Spawner {
  * for the server must not kill them). When one dies, the runs it owned end: their process groups
  * are killed, and later runs go to the others or to a new one.
  */
+/**
+ * How a spawner process starts. As root, under `setpriv --no-new-privs` where there is one: the
+ * steps it spawns inherit the flag, so a set-user-id file (one a task user made, say) gives a
+ * step nothing (SECURITY.md, finding 10); a root server's steps run as task users or as root,
+ * neither of which needs it. Not as root, as is: steps may use `sudo`.
+ */
+function launcher(): { execPath: string; execArgv: string[] } {
+  const setpriv = process.getuid?.() === 0 ? findSetpriv() : undefined;
+  return setpriv
+    ? { execPath: setpriv, execArgv: ['--no-new-privs', '--', process.execPath] }
+    : { execPath: process.execPath, execArgv: [] };
+}
+
+let setprivPath: string | null | undefined;
+function findSetpriv(): string | undefined {
+  setprivPath ??=
+    DEFAULT_SEARCH_PATH.split(':')
+      .map((directory) => join(directory, 'setpriv'))
+      .find((path) => existsSync(path)) ?? null;
+  return setprivPath ?? undefined;
+}
+
 export function createSpawner(entry: () => string, size: number): Spawner {
   /** Spawner processes up and taking runs. */
   const live = new Set<Instance>();
@@ -65,7 +88,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
     const socketDir = mkdtempSync(join(tmpdir(), 'pipewright-spawner-'));
     const child = fork(entry(), [socketDir], {
       serialization: 'advanced',
-      execArgv: [],
+      ...launcher(),
       env: {},
       detached: true,
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

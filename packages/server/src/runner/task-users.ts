@@ -45,8 +45,9 @@ const RETRY_DELAY_MS = 1000;
  */
 export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
   const { ahead, onReady = () => undefined, onReapFailed = () => undefined } = options;
-  const size = range.last - range.first + 1;
-  const reaper = createReaper();
+  // The range's last user is the reaper's own (see reaper.ts): never handed out.
+  const size = range.last - range.first;
+  const reaper = createReaper(range.last);
   const inUse = new Set<number>();
   /** Reaped and not handed out since, in the order they are handed out. */
   const ready = new Set<number>();
@@ -76,33 +77,37 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
 
   const reapBatch = async () => {
     timer = undefined;
-    busy = true;
     const back = [...givenBack];
-    givenBack.clear();
     const fresh = pickFresh(ahead - ready.size);
+    // Nothing to do (every user taken): the next give-back asks again.
+    if (back.length === 0 && fresh.length === 0) return;
+    busy = true;
+    givenBack.clear();
     const batch = [...back.map(([uid]) => uid), ...fresh];
     for (const uid of batch) reaping.add(uid);
-    let failure: unknown;
-    const reaped = await reaper.reap(batch).then(
-      () => true,
-      (error: unknown) => {
-        failure = error;
-        return false;
-      },
+    const failed = await reaper.reap(batch).then(
+      (uids) => ({
+        uids: new Set(uids),
+        error: new Error(`the reaper could not reap users ${uids.join(' ')}`),
+      }),
+      (error: unknown) => ({ uids: new Set(batch), error }),
     );
     busy = false;
     reaping.clear();
     // Closed meanwhile: the server stops, and what waits for a reap waits for the next start's.
     if (closed) return;
-    if (reaped) {
+    for (const [uid, resolve] of back) {
+      // Not reaped: waits for the next try, out of use.
+      if (failed.uids.has(uid)) givenBack.set(uid, resolve);
+      else resolve();
+    }
+    // Fresh users not reaped come round again later.
+    for (const uid of fresh) if (!failed.uids.has(uid)) ready.add(uid);
+    if (failed.uids.size < batch.length) onReady();
+    if (failed.uids.size === 0) {
       failing = false;
-      for (const [, resolve] of back) resolve();
-      for (const uid of fresh) ready.add(uid);
-      onReady();
     } else {
-      // Given-back users wait for the next try; fresh ones come round again later.
-      for (const [uid, resolve] of back) givenBack.set(uid, resolve);
-      if (!failing) onReapFailed(failure);
+      if (!failing) onReapFailed(failed.error);
       failing = true;
       retryAt = Date.now() + RETRY_DELAY_MS;
     }
@@ -128,7 +133,10 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
     /** A user for a task starting now; throws when none is ready (see available). */
     take(): TaskUser {
       const [uid] = ready;
-      if (uid === undefined) throw new Error('no task user is ready');
+      if (uid === undefined) {
+        plan();
+        throw new Error('no task user is ready');
+      }
       ready.delete(uid);
       inUse.add(uid);
       plan();
@@ -175,8 +183,9 @@ export interface TaskUsersOptions {
 }
 
 /**
- * Kills every process whose real user is in `range`: scans /proc for the users that have live
- * processes and reaps them, until a scan finds none. True when the last scan found none.
+ * Kills every process whose real user is in `range` (but the reaper's own, the last): scans
+ * /proc for the users that have live processes and reaps them, until a scan finds none. True
+ * when the last scan found none.
  * Processes that run a set-user-id program keep their real user, and a process that made itself
  * non-dumpable still shows its user in `status`. A user whose processes all escape a scan (a
  * fork chain may) is reaped anyway before its next task (see createTaskUsers).
@@ -192,12 +201,12 @@ export async function sweepUsers(range: UidRange, reaper: Reaper): Promise<boole
       if (next > 0) await new Promise((resolve) => setImmediate(resolve));
       for (const pid of pids.slice(next, next + PROCESSES_PER_TURN)) {
         const uid = realUidOfLiveProcess(pid);
-        if (uid !== undefined && uid >= range.first && uid <= range.last) found.add(uid);
+        if (uid !== undefined && uid >= range.first && uid < range.last) found.add(uid);
       }
     }
     if (found.size === 0) return true;
     const reaped = await reaper.reap([...found]).then(
-      () => true,
+      (failed) => failed.length === 0,
       () => false,
     );
     // Killed processes take a moment to become zombies, which the next scan skips.

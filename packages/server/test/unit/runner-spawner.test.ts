@@ -144,6 +144,26 @@ describe('the spawner', () => {
     expect(spawnerProcesses()).toEqual([]);
   });
 
+  it.skipIf(process.getuid?.() !== 0)(
+    'runs steps of a root server with no new privileges: a set-user-id file gives them nothing',
+    async () => {
+      let output = '';
+      const end = await runProcess({
+        argv: ['/bin/grep', '^NoNewPrivs:', '/proc/self/status'],
+        environment: {},
+        cwd: workDir,
+        signal: new AbortController().signal,
+        graceMs: 1000,
+        outputLimitBytes: 1000,
+        onOutput: (chunk) => {
+          output += chunk.toString();
+        },
+      });
+      expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
+      expect(output.trim()).toBe('NoNewPrivs:\t1');
+    },
+  );
+
   it('sends back at most the output limit and a few bytes, and drains the rest', async () => {
     let received = 0;
     const end = await runProcess({
