@@ -14,7 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createReaper } from '../../src/runner/reaper.js';
-import { createTaskUsers, taskUsersProblem, type UidRange } from '../../src/runner/task-users.js';
+import {
+  createTaskUsers,
+  type TaskUsers,
+  taskUsersProblem,
+  type UidRange,
+} from '../../src/runner/task-users.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Users of a range no account uses, beyond every default range (2000000000 and the 99 million
@@ -84,6 +89,17 @@ async function stopsGrowing(size: () => number): Promise<boolean> {
 
 const asRoot = process.getuid?.() === 0;
 
+/** Task users of RANGE, once the start's sweep is done and `ahead` of them are ready. */
+async function readyUsers(ahead: number): Promise<TaskUsers> {
+  const users = createTaskUsers(RANGE, { ahead });
+  await users.sweepAll();
+  await waitFor(
+    async () => users.available,
+    (count) => count === ahead,
+  );
+  return users;
+}
+
 describe.skipIf(!asRoot)('task users (as root)', () => {
   // A user of its own, outside RANGE, whose last user is the reaper's of the users under test.
   const reaper = createReaper(RANGE.last + 100);
@@ -139,12 +155,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
   });
 
   it('kills what a given-back user left running, daemons included, and spares users in use', async () => {
-    users = createTaskUsers(RANGE, { ahead: 2 });
-    await users.sweepAll();
-    await waitFor(
-      async () => users?.available,
-      (count) => count === 2,
-    );
+    users = await readyUsers(2);
     const finished = users.take();
     const running = users.take();
     await leaveProcessesAs(finished.uid);
@@ -158,12 +169,7 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
   });
 
   it('kills a fork chain that a given-back user left, which no scan of /proc can keep up with', async () => {
-    users = createTaskUsers(RANGE, { ahead: 1 });
-    await users.sweepAll();
-    await waitFor(
-      async () => users?.available,
-      (count) => count === 1,
-    );
+    users = await readyUsers(1);
     const user = users.take();
     const chain = await startForkChainAs(user.uid, dir);
     await users.giveBack(user);
@@ -172,23 +178,13 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
 
   it('hands out a user whose processes outlived the previous server only once they are killed', async () => {
     const chain = await startForkChainAs(RANGE.first, dir);
-    users = createTaskUsers(RANGE, { ahead: 1 });
-    await users.sweepAll();
-    await waitFor(
-      async () => users?.available,
-      (count) => count === 1,
-    );
+    users = await readyUsers(1);
     expect(users.take().uid).toBe(RANGE.first);
     expect(await stopsGrowing(chain)).toBe(true);
   });
 
   it('kills a process whose main thread has exited while its other threads run on', async () => {
-    users = createTaskUsers(RANGE, { ahead: 1 });
-    await users.sweepAll();
-    await waitFor(
-      async () => users?.available,
-      (count) => count === 1,
-    );
+    users = await readyUsers(1);
     const user = users.take();
     // The main thread ends alone (the exit system call, not exit_group): the process shows as a
     // zombie while its other thread sleeps on.
