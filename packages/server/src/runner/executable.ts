@@ -15,6 +15,11 @@ export type Lookup = { found: true; path: string } | { found: false; problem: st
  * searched in `searchPath`), so that a command that cannot run is reported before anything is spawned.
  */
 export async function findExecutable(command: string, searchPath: string, cwd: string): Promise<Lookup> {
+  return locateExecutable(command, searchPath, cwd);
+}
+
+/** findExecutable, synchronous: for what must be found before the caller can go on. */
+export function locateExecutable(command: string, searchPath: string, cwd: string): Lookup {
   const candidates = command.includes('/')
     ? [resolve(cwd, command)]
     : searchPath.split(':').map((directory) => resolve(cwd, directory, command));

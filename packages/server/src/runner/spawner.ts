@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_SEARCH_PATH } from './executable.js';
+import { DEFAULT_SEARCH_PATH, locateExecutable } from './executable.js';
 import type { ProcessEnd, ProcessOptions } from './process.js';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.js';
 
@@ -44,34 +44,26 @@ export interface Spawner {
 }
 
 /**
- * The server side of the spawner (spawner-child.ts): a thin client that starts spawner processes
- * (at most `size`), sends each run to the least busy and hands back what it reports. They are forked
- * with neither the server's flags nor its environment, each in a session of its own (a Ctrl-C meant
- * for the server must not kill them). When one dies, the runs it owned end: their process groups
- * are killed, and later runs go to the others or to a new one.
- */
-/**
  * How a spawner process starts. As root, under `setpriv --no-new-privs` where there is one: the
  * steps it spawns inherit the flag, so a set-user-id file (one a task user made, say) gives a
  * step nothing (SECURITY.md, finding 10); a root server's steps run as task users or as root,
  * neither of which needs it. Not as root, as is: steps may use `sudo`.
  */
 function launcher(): { execPath: string; execArgv: string[] } {
-  const setpriv = process.getuid?.() === 0 ? findSetpriv() : undefined;
-  return setpriv
-    ? { execPath: setpriv, execArgv: ['--no-new-privs', '--', process.execPath] }
+  const setpriv =
+    process.getuid?.() === 0 ? locateExecutable('setpriv', DEFAULT_SEARCH_PATH, '/') : undefined;
+  return setpriv?.found
+    ? { execPath: setpriv.path, execArgv: ['--no-new-privs', '--', process.execPath] }
     : { execPath: process.execPath, execArgv: [] };
 }
 
-let setprivPath: string | null | undefined;
-function findSetpriv(): string | undefined {
-  setprivPath ??=
-    DEFAULT_SEARCH_PATH.split(':')
-      .map((directory) => join(directory, 'setpriv'))
-      .find((path) => existsSync(path)) ?? null;
-  return setprivPath ?? undefined;
-}
-
+/**
+ * The server side of the spawner (spawner-child.ts): a thin client that starts spawner processes
+ * (at most `size`), sends each run to the least busy and hands back what it reports. They are forked
+ * with neither the server's flags nor its environment, each in a session of its own (a Ctrl-C meant
+ * for the server must not kill them). When one dies, the runs it owned end: their process groups
+ * are killed, and later runs go to the others or to a new one.
+ */
 export function createSpawner(entry: () => string, size: number): Spawner {
   /** Spawner processes up and taking runs. */
   const live = new Set<Instance>();

@@ -53,14 +53,13 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
   const ready = new Set<number>();
   /** Given back, not reaped yet, with what resolves giveBack's promise. */
   const givenBack = new Map<number, () => void>();
-  /** In the batch the reaper works on. */
+  /** In the batch the reaper works on (one at a time). */
   const reaping = new Set<number>();
   let next = 0;
   let timer: NodeJS.Timeout | undefined;
   /** Not before this time (after a failure of the reaper). */
   let retryAt = 0;
   let failing = false;
-  let busy = false;
   let closed = false;
 
   /** Up to `count` users to reap for the ready ones, the next in round-robin order that are idle. */
@@ -81,7 +80,6 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
     const fresh = pickFresh(ahead - ready.size);
     // Nothing to do (every user taken): the next give-back asks again.
     if (back.length === 0 && fresh.length === 0) return;
-    busy = true;
     givenBack.clear();
     const batch = [...back.map(([uid]) => uid), ...fresh];
     for (const uid of batch) reaping.add(uid);
@@ -92,7 +90,6 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
       }),
       (error: unknown) => ({ uids: new Set(batch), error }),
     );
-    busy = false;
     reaping.clear();
     // Closed meanwhile: the server stops, and what waits for a reap waits for the next start's.
     if (closed) return;
@@ -116,7 +113,7 @@ export function createTaskUsers(range: UidRange, options: TaskUsersOptions) {
 
   /** Asks the reaper soon: at once when few users are ready, else gathering given-back users. */
   const plan = () => {
-    if (busy || closed) return;
+    if (reaping.size > 0 || closed) return;
     const short = ready.size < Math.ceil(ahead / 2);
     if (!short && givenBack.size === 0) return;
     const delay = Math.max(short ? 0 : REAP_DELAY_MS, retryAt - Date.now());

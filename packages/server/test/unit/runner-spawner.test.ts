@@ -107,6 +107,18 @@ function request(steps: Step[], sink: RunSink, overrides: Partial<RunRequest> = 
 }
 
 describe('the spawner', () => {
+  /** Runs `argv` in the working directory to its end, its output to `onOutput`. */
+  const runToEnd = (argv: string[], outputLimitBytes: number, onOutput: (chunk: Buffer) => void) =>
+    runProcess({
+      argv,
+      environment: {},
+      cwd: workDir,
+      signal: new AbortController().signal,
+      graceMs: 1000,
+      outputLimitBytes,
+      onOutput,
+    });
+
   it('ends a running step as killed when its spawner dies, kills the step, and runs the next step anew', async () => {
     let killed: number[] = [];
     const recorder = recordingSink((output) => {
@@ -148,16 +160,8 @@ describe('the spawner', () => {
     'runs steps of a root server with no new privileges: a set-user-id file gives them nothing',
     async () => {
       let output = '';
-      const end = await runProcess({
-        argv: ['/bin/grep', '^NoNewPrivs:', '/proc/self/status'],
-        environment: {},
-        cwd: workDir,
-        signal: new AbortController().signal,
-        graceMs: 1000,
-        outputLimitBytes: 1000,
-        onOutput: (chunk) => {
-          output += chunk.toString();
-        },
+      const end = await runToEnd(['/bin/grep', '^NoNewPrivs:', '/proc/self/status'], 1000, (chunk) => {
+        output += chunk.toString();
       });
       expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
       expect(output.trim()).toBe('NoNewPrivs:\t1');
@@ -166,16 +170,8 @@ describe('the spawner', () => {
 
   it('sends back at most the output limit and a few bytes, and drains the rest', async () => {
     let received = 0;
-    const end = await runProcess({
-      argv: ['/usr/bin/head', '-c', '5000000', '/dev/zero'],
-      environment: {},
-      cwd: workDir,
-      signal: new AbortController().signal,
-      graceMs: 1000,
-      outputLimitBytes: 10,
-      onOutput: (chunk) => {
-        received += chunk.length;
-      },
+    const end = await runToEnd(['/usr/bin/head', '-c', '5000000', '/dev/zero'], 10, (chunk) => {
+      received += chunk.length;
     });
     expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
     expect(received).toBe(14);
@@ -183,20 +179,12 @@ describe('the spawner', () => {
 
   it('sends back output within the limit whole and in order, however slowly it is taken', async () => {
     const chunks: Buffer[] = [];
-    const end = await runProcess({
-      argv: ['/usr/bin/seq', '1', '300000'],
-      environment: {},
-      cwd: workDir,
-      signal: new AbortController().signal,
-      graceMs: 1000,
-      outputLimitBytes: 10 * 1024 * 1024,
-      onOutput: (chunk) => {
-        chunks.push(chunk);
-        const until = Date.now() + 1; // a receiver slower than the sender: the channel backs up
-        while (Date.now() < until) {
-          // busy
-        }
-      },
+    const end = await runToEnd(['/usr/bin/seq', '1', '300000'], 10 * 1024 * 1024, (chunk) => {
+      chunks.push(chunk);
+      const until = Date.now() + 1; // a receiver slower than the sender: the channel backs up
+      while (Date.now() < until) {
+        // busy
+      }
     });
     expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
     const expected = `${Array.from({ length: 300000 }, (_, i) => i + 1).join('\n')}\n`;
