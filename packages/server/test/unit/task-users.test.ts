@@ -219,6 +219,18 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
     expect(processesOf(RANGE.last - 1)).toEqual([]);
   });
 
+  it('reaps every user of one call, one after the other, and no other', async () => {
+    const reaped = [RANGE.first, RANGE.first + 1, RANGE.first + 2];
+    const spared = RANGE.first + 3;
+    for (const uid of [...reaped, spared]) await leaveProcessesAs(uid);
+    expect(await reaper.reap(reaped)).toEqual([]);
+    await waitFor(
+      async () => reaped.flatMap(processesOf),
+      (pids) => pids.length === 0,
+    );
+    expect(processesOf(spared)).toHaveLength(2);
+  });
+
   it('never reaps root, whose kill(-1) would end every process of the host', async () => {
     await expect(reaper.reap([0])).rejects.toThrow('not user ids the reaper takes: 0');
   });
