@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,16 @@ afterAll(() => {
 });
 
 const baseOf = (url: string) => url.replace(/\/v0$/, '');
+
+/** Whether the temp directory's file system takes the top-of-hierarchy flag (ext2/3/4 with chattr). */
+function topDirectoryFlagHere(): boolean {
+  const probe = mkdtempSync(join(tmpdir(), 'pipewright-probe-'));
+  try {
+    return spawnSync('chattr', ['+T', probe], { stdio: 'ignore' }).status === 0;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
 
 describe('pipewright-server', () => {
   it('creates the first key, a self-signed certificate, and serves HTTPS with them', async () => {
@@ -181,6 +192,22 @@ describe('pipewright-server', () => {
       await server.stop();
     }
   });
+
+  it.skipIf(!topDirectoryFlagHere())(
+    'marks its work root as the top of directory hierarchies, so that its attempt slots spread over the disk',
+    async () => {
+      const dir = dataDir();
+      const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);
+      try {
+        const [flags = ''] = execFileSync('lsattr', ['-d', join(dir, 'work')], { encoding: 'utf8' }).split(
+          ' ',
+        );
+        expect(flags).toContain('T');
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 
   it('serves plain HTTP only when asked to', async () => {
     const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()], {

@@ -3,7 +3,7 @@ export { DomainError } from './domain/errors.js';
 export type { RateLimit } from './http/rate-limit.js';
 export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
-export { runSteps } from './runner/index.js';
+export { DEFAULT_SEARCH_PATH, runSteps } from './runner/index.js';
 export { taskUsersProblem, type UidRange } from './runner/task-users.js';
 export { treeRemovalArgv } from './runner/tree-removal.js';
 export {
