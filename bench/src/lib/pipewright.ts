@@ -72,12 +72,15 @@ export function openReadOnly(dataDir: string): Database.Database {
   return new Database(join(dataDir, DATABASE_FILE), { readonly: true });
 }
 
-/** Polls (every 20 ms, at most `timeoutMs`) until `done()` is true. */
-export async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+/**
+ * Polls (every `intervalMs`, 20 ms unless told, at most `timeoutMs`) until `done()` is true. What
+ * ends between two polls is seen up to `intervalMs` late: a timed run polls often.
+ */
+export async function until(done: () => boolean, timeoutMs: number, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error('benchmark did not finish in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
