@@ -40,6 +40,7 @@ while (my $line = <STDIN>) {
   my $pid = pipe($from_child, $to_parent) ? fork() : undef;
   if (defined $pid && $pid == 0) {
     close $from_child;
+    # Written through at once: POSIX::_exit, at the end, flushes nothing.
     select((select($to_parent), $| = 1)[0]);
     $< = $own;
     for my $uid (@uids) {
