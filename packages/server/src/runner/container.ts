@@ -27,12 +27,12 @@ export const NO_ENGINE_MESSAGE = 'the container runtime needs docker or podman, 
 const HOST_ONLY_VARIABLES = new Set(['PATH']);
 
 /** The first of docker and podman found on `searchPath`, with its path. */
-export async function findEngine(
+export function findEngine(
   searchPath: string,
   cwd: string,
-): Promise<{ engine: ContainerEngine; path: string } | undefined> {
+): { engine: ContainerEngine; path: string } | undefined {
   for (const engine of ['docker', 'podman'] as const) {
-    const lookup = await findExecutable(engine, searchPath, cwd);
+    const lookup = findExecutable(engine, searchPath, cwd);
     if (lookup.found) return { engine, path: lookup.path };
   }
   return undefined;

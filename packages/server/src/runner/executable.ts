@@ -14,12 +14,7 @@ export type Lookup = { found: true; path: string } | { found: false; problem: st
  * Finds a command the way execvp does (a name with a slash is a path relative to `cwd`, otherwise it is
  * searched in `searchPath`), so that a command that cannot run is reported before anything is spawned.
  */
-export async function findExecutable(command: string, searchPath: string, cwd: string): Promise<Lookup> {
-  return locateExecutable(command, searchPath, cwd);
-}
-
-/** findExecutable, synchronous: for what must be found before the caller can go on. */
-export function locateExecutable(command: string, searchPath: string, cwd: string): Lookup {
+export function findExecutable(command: string, searchPath: string, cwd: string): Lookup {
   const candidates = command.includes('/')
     ? [resolve(cwd, command)]
     : searchPath.split(':').map((directory) => resolve(cwd, directory, command));
@@ -35,7 +30,7 @@ export function locateExecutable(command: string, searchPath: string, cwd: strin
   };
 }
 
-export async function isExecutableFile(path: string): Promise<boolean> {
+export function isExecutableFile(path: string): boolean {
   return fileKind(path) === 'executable';
 }
 

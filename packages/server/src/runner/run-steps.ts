@@ -21,8 +21,7 @@ type Launch = { argv: string[] } | { problem: string };
  */
 export async function runSteps(request: RunRequest): Promise<RunOutcome> {
   const searchPath = request.environment.PATH ?? DEFAULT_SEARCH_PATH;
-  const engine =
-    request.runtime.name === 'container' ? await findEngine(searchPath, request.workDir) : undefined;
+  const engine = request.runtime.name === 'container' ? findEngine(searchPath, request.workDir) : undefined;
   for (const [index, step] of request.steps.entries()) {
     if (request.signal.aborted) return { outcome: 'aborted' };
     const result = await runStep(request, step, index, searchPath, engine);
@@ -100,12 +99,12 @@ async function localLaunch(
     const interpreter = shebangInterpreter(step.code);
     // Checked here because a missing interpreter would only show as the shell's "exec: ...: not found".
     // Like the kernel, a relative interpreter is taken from the working directory.
-    if (interpreter !== undefined && !(await isExecutableFile(resolve(request.workDir, interpreter)))) {
+    if (interpreter !== undefined && !isExecutableFile(resolve(request.workDir, interpreter))) {
       return { problem: `the #! line names no executable interpreter: ${JSON.stringify(interpreter)}` };
     }
     return { argv: scriptArgv(script, step.code) };
   }
-  const lookup = await findExecutable(step.command ?? '', searchPath, request.workDir);
+  const lookup = findExecutable(step.command ?? '', searchPath, request.workDir);
   if (!lookup.found) return { problem: lookup.problem };
   return { argv: [lookup.path, ...(step.arguments ?? [])] };
 }

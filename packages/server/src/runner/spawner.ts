@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_SEARCH_PATH, locateExecutable } from './executable.js';
+import { DEFAULT_SEARCH_PATH, findExecutable } from './executable.js';
 import type { ProcessEnd, ProcessOptions } from './process.js';
 import type { FromSpawner, ToSpawner } from './spawner-protocol.js';
 
@@ -58,8 +58,7 @@ const SPAWNER_V8_FLAGS = ['--single-threaded', '--lite-mode', '--no-expose-wasm'
  * neither of which needs it. Not as root, as is: steps may use `sudo`.
  */
 function launcher(): { execPath: string; execArgv: string[] } {
-  const setpriv =
-    process.getuid?.() === 0 ? locateExecutable('setpriv', DEFAULT_SEARCH_PATH, '/') : undefined;
+  const setpriv = process.getuid?.() === 0 ? findExecutable('setpriv', DEFAULT_SEARCH_PATH, '/') : undefined;
   return setpriv?.found
     ? { execPath: setpriv.path, execArgv: ['--no-new-privs', '--', process.execPath, ...SPAWNER_V8_FLAGS] }
     : { execPath: process.execPath, execArgv: SPAWNER_V8_FLAGS };
