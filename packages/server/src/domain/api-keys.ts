@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ID_PATTERN } from './ids.js';
 
 // An API key reads `pwk_<key id>_<secret>` (an account's key) or `pwt_<key id>_<secret>`
@@ -34,7 +34,7 @@ export function parseKey(key: string): KeyParts | undefined {
 }
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 export function secretMatches(secret: string, hash: Buffer): boolean {

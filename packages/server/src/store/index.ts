@@ -19,6 +19,8 @@ export type { Db, Durability } from './db.js';
 
 /** Every table's store over one database, and the way to group writes atomically. */
 export function createStore(db: Db) {
+  // One wrapper for every transaction: db.transaction() builds four wrapped functions per call.
+  const immediate = db.transaction((fn: () => unknown) => fn()).immediate;
   return {
     organizations: createOrganizationStore(db),
     accounts: createAccountStore(db),
@@ -38,7 +40,7 @@ export function createStore(db: Db) {
     changeStamp: createChangeStamp(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
     transaction<T>(fn: () => T): T {
-      return db.transaction(fn).immediate();
+      return immediate(fn) as T;
     },
     close(): void {
       db.close();
