@@ -78,19 +78,29 @@ export function createStepRecorder(
     if (!ended) return flush();
     const { index, result, time } = ended;
     ended = undefined;
+    const end = {
+      status: STATUS_OF[result.outcome],
+      exit_code: result.exitCode,
+      output_truncated: result.outputTruncated,
+    };
     store.transaction(() => {
-      recordStart();
+      // Not recorded yet, so it has no output stored either: written whole, then what it printed.
+      const whole = unrecorded?.index === index ? unrecorded : undefined;
+      if (whole) {
+        store.stepExecutions.insertEnded(
+          key(index),
+          labels[index],
+          formatTime(whole.time),
+          end,
+          formatTime(time),
+        );
+        unrecorded = undefined;
+      } else {
+        recordStart();
+      }
       if (result.outcome === 'not_started' && result.message) append(index, `${result.message}\n`);
       flush();
-      store.stepExecutions.end(
-        key(index),
-        {
-          status: STATUS_OF[result.outcome],
-          exit_code: result.exitCode,
-          output_truncated: result.outputTruncated,
-        },
-        formatTime(time),
-      );
+      if (!whole) store.stepExecutions.end(key(index), end, formatTime(time));
     });
   };
 

@@ -43,6 +43,20 @@ export interface StepKey {
  * Whether the run is still the task's: a restart puts the task back (and removes its steps) while
  * its aborted run may still print and end, and that run's writes must then change nothing.
  */
+/** How a step ended. */
+export interface StepEnd {
+  status: StepExecution['status'];
+  exit_code?: number | undefined;
+  output_truncated: boolean;
+}
+
+const endColumns = (result: StepEnd, time: string) => ({
+  status: result.status,
+  exit_code: result.exit_code ?? null,
+  end_time: time,
+  output_truncated: result.output_truncated ? 1 : 0,
+});
+
 const CURRENT_RUN = `EXISTS (SELECT 1 FROM tasks WHERE id = @task_id AND retry = @attempt AND start_time = @run_start)`;
 
 export function createStepExecutionStore(db: Db) {
@@ -50,6 +64,12 @@ export function createStepExecutionStore(db: Db) {
     `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group,
                                   process_identity)
      SELECT @task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group, @process_identity
+     WHERE ${CURRENT_RUN}`,
+  );
+  const insertEnded = db.prepare(
+    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, exit_code, start_time, end_time,
+                                  output_truncated)
+     SELECT @task_id, @attempt, @step_index, @label, @status, @exit_code, @start_time, @end_time, @output_truncated
      WHERE ${CURRENT_RUN}`,
   );
   const append = db.prepare(
@@ -99,22 +119,27 @@ export function createStepExecutionStore(db: Db) {
         process_identity: process?.identity ?? null,
       });
     },
+    /** A step that ended before it was recorded as started (one that ends at once): one write. */
+    insertEnded(
+      key: StepKey,
+      label: string | undefined,
+      startTime: string,
+      result: StepEnd,
+      endTime: string,
+    ): void {
+      insertEnded.run({
+        ...key,
+        label: label ?? null,
+        start_time: startTime,
+        ...endColumns(result, endTime),
+      });
+    },
     /** Appends a chunk of output: chunks are never rewritten. */
     appendOutput(key: StepKey, text: string): void {
       append.run({ ...key, text });
     },
-    end(
-      key: StepKey,
-      result: { status: StepExecution['status']; exit_code?: number | undefined; output_truncated: boolean },
-      time: string,
-    ): void {
-      end.run({
-        ...key,
-        status: result.status,
-        exit_code: result.exit_code ?? null,
-        end_time: time,
-        output_truncated: result.output_truncated ? 1 : 0,
-      });
+    end(key: StepKey, result: StepEnd, time: string): void {
+      end.run({ ...key, ...endColumns(result, time) });
     },
     /** Process groups of the steps marked running, with who led each when recorded. */
     runningProcessGroups(): { group: number; identity: string | undefined }[] {
