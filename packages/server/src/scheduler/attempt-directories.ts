@@ -1,5 +1,5 @@
-import { chownSync, closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { chownSync, close, closeSync, mkdirSync, open, openSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runProcess } from '../runner/process.js';
 import type { TaskUser } from '../runner/task-users.js';
@@ -106,7 +106,7 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     await removeEntries(attempt);
     await mkdir(attempt.workDir, { mode: 0o700 });
     await mkdir(attempt.tmpDir, { mode: 0o700 });
-    await writeFile(attempt.contextPath, '', { mode: 0o600, flag: 'wx' });
+    await createEmptyFile(attempt.contextPath, 0o600);
     if (closed) throw new Error('closed');
     idle.add(attempt.dir);
     // Past the limit, the slot waiting longest goes.
@@ -180,6 +180,16 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
       await this.settled();
     },
   };
+}
+
+/** A new empty file: an open and a close, without the file handle and writes of fs/promises' writeFile. */
+function createEmptyFile(path: string, mode: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    open(path, 'wx', mode, (error, fd) => {
+      if (error) reject(error);
+      else close(fd, (closeError) => (closeError ? reject(closeError) : resolve()));
+    });
+  });
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
