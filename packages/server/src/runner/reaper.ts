@@ -18,8 +18,9 @@ type ReaperProcess = ChildProcessByStdio<Writable, Readable, null>;
  * which there are none), while they cannot signal the child (to stop it before it kills them or
  * the users after them), nor trace it, whose saved id is not theirs. Being its effective id,
  * they may lower its priority meanwhile: that slows this one batch, as the child ends with it.
- * Before each kill it checks its ids in /proc/self/status, so that a kill(-1) as root, which
- * would end every process of the host, cannot happen. It runs nothing but the kills: its
+ * Before each kill it checks its ids and its effective capabilities (none) in /proc/self/status,
+ * so that a kill(-1) as root, or with CAP_KILL kept across the change of ids (as securebits can
+ * say), which would end every process of the host, cannot happen. It runs nothing but the kills: its
  * groups are left as they are. Answers a line per line: `ok`, or `failed` and the ids it could
  * not do (those the child did not report done).
  *
@@ -40,21 +41,25 @@ while (my $line = <STDIN>) {
   my $pid = pipe($from_child, $to_parent) ? fork() : undef;
   if (defined $pid && $pid == 0) {
     close $from_child;
-    # Written through at once: POSIX::_exit, at the end, flushes nothing.
-    select((select($to_parent), $| = 1)[0]);
     $< = $own;
     for my $uid (@uids) {
       next unless $uid =~ /^[1-9][0-9]{0,9}$/ && $uid != $own;
       $> = $uid;
       if (open(my $status, '<', '/proc/self/status')) {
-        my ($ids) = grep { /^Uid:/ } <$status>;
-        if (defined $ids && $ids =~ /^Uid:\\s+$own\\s+$uid\\s+0\\s+$uid\\s*$/) {
+        my @lines = <$status>;
+        my ($ids) = grep { /^Uid:/ } @lines;
+        my ($capabilities) = grep { /^CapEff:/ } @lines;
+        if (defined $ids && $ids =~ /^Uid:\\s+$own\\s+$uid\\s+0\\s+$uid\\s*$/
+            && defined $capabilities && $capabilities =~ /^CapEff:\\s+0+\\s*$/) {
           kill('KILL', -1);
           print $to_parent "$uid\\n";
         }
       }
       $> = 0;
     }
+    # Buffered, and written at once by the close (POSIX::_exit flushes nothing): the reaper wakes
+    # once per batch, not once per user. What a child killed midway did not write is reaped again.
+    close $to_parent;
     POSIX::_exit(0);
   }
   if (defined $pid) {

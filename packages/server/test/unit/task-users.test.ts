@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
@@ -21,6 +21,22 @@ import {
   type UidRange,
 } from '../../src/runner/task-users.js';
 import { waitFor } from '../helpers/wait.js';
+
+/** The reaper as the server runs it, for a process of its own: tests run after the build. */
+const BUILT_REAPER = new URL('../../dist/runner/reaper.js', import.meta.url).pathname;
+
+/** Whether a test may start a process in PID and mount namespaces of its own, with securebits. */
+const canIsolate =
+  process.getuid?.() === 0 &&
+  spawnSync('unshare', [
+    '--pid',
+    '--fork',
+    '--mount-proc',
+    'setpriv',
+    '--securebits',
+    '+no_setuid_fixup',
+    'true',
+  ]).status === 0;
 
 // Users of a range no account uses, beyond every default range (2000000000 and the 99 million
 // above): servers of other tests running meanwhile sweep their whole range.
@@ -230,6 +246,41 @@ describe.skipIf(!asRoot)('task users (as root)', () => {
     );
     expect(processesOf(spared)).toHaveLength(2);
   });
+
+  it.skipIf(!canIsolate)(
+    'kills nothing while its capabilities outlast the change of ids (securebits say so)',
+    async () => {
+      const uid = RANGE.first + 4;
+      // In a PID namespace of its own, where a kill(-1) with CAP_KILL reaches only this script's
+      // processes: a sleeper of the user and one of root's, both alive after the reap.
+      const script = `
+        import { spawn, spawnSync } from 'node:child_process';
+        import { createReaper } from ${JSON.stringify(BUILT_REAPER)};
+        const sleeper = (user) => spawn('sleep', ['300'], { ...user, stdio: 'ignore' });
+        const children = [sleeper({ uid: ${uid}, gid: ${uid} }), sleeper({})];
+        const reaper = createReaper(${RANGE.last});
+        const failed = await reaper.reap([${uid}]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const alive = children.map((child) => child.exitCode === null && child.signalCode === null);
+        process.stdout.write(JSON.stringify({ failed, alive }));
+        reaper.close();
+        for (const child of children) child.kill('SIGKILL');`;
+      const child = spawn(
+        'unshare',
+        ['--pid', '--fork', '--mount-proc', 'setpriv', '--securebits', '+no_setuid_fixup', '--'].concat(
+          process.execPath,
+          ['--input-type=module', '-e', script],
+        ),
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      await once(child, 'close');
+      expect(JSON.parse(output)).toEqual({ failed: [uid], alive: [true, true] });
+    },
+  );
 
   it('never reaps root, whose kill(-1) would end every process of the host', async () => {
     await expect(reaper.reap([0])).rejects.toThrow('not user ids the reaper takes: 0');
