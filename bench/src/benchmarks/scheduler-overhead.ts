@@ -3,7 +3,7 @@ import {
   installProject,
   openReadOnly,
   resourceId,
-  spawnMany,
+  startBareSpawner,
   startPipewright,
   trivialTask,
   until,
@@ -13,6 +13,10 @@ import { alternate, median } from '../lib/stats.js';
 /** 4. A pipeline of 200 independent trivial tasks vs the same 200 processes spawned directly. */
 export async function schedulerOverhead(context: Context): Promise<Row[]> {
   const ours = await startPipewright(context.dir('scheduler'));
+  const bare = await startBareSpawner().catch(async (error: unknown) => {
+    await ours.stop();
+    throw error;
+  });
   const size = 200;
   try {
     const tasks = Array.from({ length: size }, (_, i) => ({ name: `t${i}`, task: 'noop' }));
@@ -41,7 +45,7 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
       },
       bare: async () => {
         const started = performance.now();
-        await spawnMany(['true'], size, context.parallelism);
+        await bare.spawnMany(['true'], size, context.parallelism);
         return performance.now() - started;
       },
     });
@@ -64,6 +68,7 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
       },
     ];
   } finally {
+    bare.stop();
     await ours.stop();
   }
 }

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,20 +85,26 @@ export async function until(done: () => boolean, timeoutMs: number, intervalMs =
   }
 }
 
-/** Spawns `argv` `count` times, `parallelism` at a time: the bare cost of the processes tasks run. */
-export async function spawnMany(argv: string[], count: number, parallelism: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      next += 1;
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(argv[0] ?? '', argv.slice(1), { stdio: 'ignore' });
-        child.once('error', reject);
-        child.once('exit', () => resolve());
-      });
-    }
+export interface BareSpawner {
+  /** Spawns `argv` `count` times, `parallelism` at a time: the bare cost of the processes tasks run. */
+  spawnMany(argv: string[], count: number, parallelism: number): Promise<void>;
+  stop(): void;
+}
+
+/** The process baseline (servers/spawner.ts), a fresh process for each benchmark. */
+export async function startBareSpawner(): Promise<BareSpawner> {
+  const child = fork(join(SERVERS_DIR, 'spawner.js'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await once(child, 'spawn');
+  return {
+    spawnMany: (argv, count, parallelism) =>
+      new Promise((resolve, reject) => {
+        child.once('message', (answer: { done?: true; error?: string }) =>
+          answer.done ? resolve() : reject(new Error(`the bare spawner failed: ${answer.error}`)),
+        );
+        child.send({ argv, count, parallelism });
+      }),
+    stop: () => child.disconnect(),
   };
-  await Promise.all(Array.from({ length: parallelism }, worker));
 }
 
 export const trivialTask = { type: 'task', version: 1, name: 'noop', data: { steps: [{ command: 'true' }] } };
