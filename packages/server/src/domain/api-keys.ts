@@ -1,5 +1,6 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { ID_PATTERN } from './ids.js';
+import { randomView } from './random.js';
 
 // An API key reads `pwk_<key id>_<secret>` (an account's key) or `pwt_<key id>_<secret>`
 // (the key of a running task). The id locates the stored row; the secret (32 random
@@ -15,7 +16,7 @@ export interface KeyParts {
 }
 
 export function makeSecret(): string {
-  return randomBytes(32).toString('base64url');
+  return randomView(32).toString('base64url');
 }
 
 export function formatKey(parts: KeyParts): string {

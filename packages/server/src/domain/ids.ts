@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { randomView } from './random.js';
 
 // KSUIDs: 4 bytes of seconds since the KSUID epoch then 16 random bytes, written as 27
 // base62 characters. They sort by creation time, which keyset pagination by id relies on.
@@ -8,21 +8,12 @@ const LENGTH = 27;
 const WORD = 0x1_0000_0000;
 const RANDOM_BYTES = 16;
 
-/** Random bytes drawn for 256 ids at a time: a call into OpenSSL costs more than an id's encoding. */
-const randomPool = Buffer.alloc(256 * RANDOM_BYTES);
-let randomOffset = randomPool.length;
-
 export const ID_PATTERN = /^[0-9A-Za-z]{27}$/;
 
 export function newId(now: Date = new Date()): string {
-  if (randomOffset === randomPool.length) {
-    randomFillSync(randomPool);
-    randomOffset = 0;
-  }
   const bytes = Buffer.allocUnsafe(4 + RANDOM_BYTES);
   bytes.writeUInt32BE(Math.floor(now.getTime() / 1000) - KSUID_EPOCH_SECONDS, 0);
-  randomPool.copy(bytes, 4, randomOffset, randomOffset + RANDOM_BYTES);
-  randomOffset += RANDOM_BYTES;
+  randomView(RANDOM_BYTES).copy(bytes, 4);
   return encodeKsuid(bytes);
 }
 
