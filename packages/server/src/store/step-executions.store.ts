@@ -39,10 +39,6 @@ export interface StepKey {
   run_start: string;
 }
 
-/**
- * Whether the run is still the task's: a restart puts the task back (and removes its steps) while
- * its aborted run may still print and end, and that run's writes must then change nothing.
- */
 /** How a step ended. */
 export interface StepEnd {
   status: StepExecution['status'];
@@ -57,6 +53,10 @@ const endColumns = (result: StepEnd, time: string) => ({
   output_truncated: result.output_truncated ? 1 : 0,
 });
 
+/**
+ * Whether the run is still the task's: a restart puts the task back (and removes its steps) while
+ * its aborted run may still print and end, and that run's writes must then change nothing.
+ */
 const CURRENT_RUN = `EXISTS (SELECT 1 FROM tasks WHERE id = @task_id AND retry = @attempt AND start_time = @run_start)`;
 
 export function createStepExecutionStore(db: Db) {
