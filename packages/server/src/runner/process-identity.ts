@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 /**
  * Who a process is beyond its pid, which the system reuses: the boot it runs in and when it
  * started (clock ticks since boot, /proc/<pid>/stat field 22), as `<boot id>/<start>`. Linux
- * only; undefined where /proc cannot tell. Imports nothing but Node's own modules: the spawner
- * process (spawner-child.ts) uses it.
+ * only; undefined where /proc cannot tell. The spawner process (spawner-child.c) reads it the same
+ * way when it reports a step.
  */
 export function processIdentity(pid: number): string | undefined {
   const boot = bootId();

@@ -42,7 +42,7 @@ export type ProcessEnd =
  *   (so children still cleaning up after the main process died get the same grace).
  * - argv is never parsed by a shell; stderr is merged into stdout.
  *
- * The process is spawned, and owned until it ends, by the spawner process (spawner-child.ts), which
+ * The process is spawned, and owned until it ends, by the spawner process (spawner-child.c), which
  * keeps the cost of forking off this process's thread.
  */
 export function runProcess(options: ProcessOptions): Promise<ProcessEnd> {

@@ -1,11 +1,17 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_SEARCH_PATH, findExecutable } from './executable.js';
-import type { ProcessEnd, ProcessOptions } from './process.js';
-import type { FromSpawner, ToSpawner } from './spawner-protocol.js';
+import type { Socket } from 'node:net';
+import { errorMessage, type ProcessEnd, type ProcessOptions } from './process.js';
+import {
+  encodeRequest,
+  errnoName,
+  type FromSpawner,
+  frameReader,
+  NulByteError,
+  type SpawnerEnd,
+  signalName,
+  type ToSpawner,
+} from './spawner-protocol.js';
 
 /**
  * Output sent back beyond the limit kept: 3 bytes can be an unfinished character, held back by the
@@ -22,7 +28,7 @@ interface Run {
   end(end: ProcessEnd): void;
 }
 
-/** One spawner process and the runs it owns. */
+/** The spawner process and the runs it owns. */
 interface Instance {
   child: ChildProcess;
   runs: Map<number, Run>;
@@ -32,112 +38,84 @@ interface Instance {
 }
 
 export interface Spawner {
-  /** Runs one process through a spawner process (see runProcess for what that means). */
+  /** Runs one process through the spawner process (see runProcess for what that means). */
   run(options: ProcessOptions): Promise<ProcessEnd>;
   /**
-   * Keeps the spawner processes up (starting one now, so that the first step does not wait for it)
-   * until the returned release is called; release resolves once they are gone. More are started
-   * while all are busy, up to the size. Without a holder, a spawner process is started on demand
-   * and stops when its last run ends.
+   * Keeps the spawner process up (starting it now, so that the first step does not wait for it)
+   * until the returned release is called; release resolves once it is gone. Without a holder, it
+   * is started on demand and stops when its last run ends.
    */
   hold(): () => Promise<void>;
 }
 
 /**
- * V8 as small as it goes for the spawner's little work: no background threads (their stacks and
- * heaps) and no optimizing compiler. Each spawn forks the spawner, at a cost that grows with its
- * mappings: with these, the machine's CPU per step process fell by 8-14% (three sets of
- * alternating runs; bench/README.md). `--no-expose-wasm` silences lite mode's warning.
+ * How the spawner process starts. As root, with no new privileges: the steps it spawns inherit the
+ * flag, so a set-user-id file (one a task user made, say) gives a step nothing (SECURITY.md,
+ * finding 10); a root server's steps run as task users or as root, neither of which needs it. Not
+ * as root, without: steps may use `sudo`.
  */
-const SPAWNER_V8_FLAGS = ['--single-threaded', '--lite-mode', '--no-expose-wasm'];
+const spawnerArguments = (): string[] => (process.getuid?.() === 0 ? ['--no-new-privs'] : []);
 
 /**
- * How a spawner process starts. As root, under `setpriv --no-new-privs` where there is one: the
- * steps it spawns inherit the flag, so a set-user-id file (one a task user made, say) gives a
- * step nothing (SECURITY.md, finding 10); a root server's steps run as task users or as root,
- * neither of which needs it. Not as root, as is: steps may use `sudo`.
+ * The server side of the spawner (spawner-child.c): a thin client that starts the spawner process
+ * when needed, sends it each run and hands back what it reports. It is started with none of the
+ * server's environment, in a session of its own (a Ctrl-C meant for the server must not kill it).
+ * When it dies, the runs it owned end: their process groups are killed, and later runs go to a new
+ * one. One is enough: a spawn costs it well under a millisecond (it forks a small process).
  */
-function launcher(): { execPath: string; execArgv: string[] } {
-  const setpriv = process.getuid?.() === 0 ? findExecutable('setpriv', DEFAULT_SEARCH_PATH, '/') : undefined;
-  return setpriv?.found
-    ? { execPath: setpriv.path, execArgv: ['--no-new-privs', '--', process.execPath, ...SPAWNER_V8_FLAGS] }
-    : { execPath: process.execPath, execArgv: SPAWNER_V8_FLAGS };
-}
-
-/**
- * The server side of the spawner (spawner-child.ts): a thin client that starts spawner processes
- * (at most `size`), sends each run to the least busy and hands back what it reports. They are forked
- * with neither the server's flags nor its environment, each in a session of its own (a Ctrl-C meant
- * for the server must not kill them). When one dies, the runs it owned end: their process groups
- * are killed, and later runs go to the others or to a new one.
- */
-export function createSpawner(entry: () => string, size: number): Spawner {
-  /** Spawner processes up and taking runs. */
-  const live = new Set<Instance>();
+export function createSpawner(executable: () => string): Spawner {
+  /** The spawner process up and taking runs. */
+  let live: Instance | undefined;
   let holders = 0;
   let nextId = 1;
 
   const send = (instance: Instance, message: ToSpawner) => {
-    // A failed send means the spawner is gone: its 'disconnect' ends the runs.
-    instance.child.send(message, undefined, undefined, () => undefined);
+    // A failed write means the spawner is gone: its 'close' ends the runs.
+    instance.child.stdin?.write(encodeRequest(message));
   };
 
   const start = (): Instance => {
-    // Where the spawner makes its output sockets: private to this user, removed with the spawner.
-    const socketDir = mkdtempSync(join(tmpdir(), 'pipewright-spawner-'));
-    const child = fork(entry(), [socketDir], {
-      serialization: 'advanced',
-      ...launcher(),
+    const child = spawn(executable(), spawnerArguments(), {
       env: {},
       detached: true,
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
-    let exitCause: string | undefined;
-    let disconnected = false;
     let markExited: () => void = () => undefined;
     const instance: Instance = {
       child,
       runs: new Map(),
       closing: false,
       exited: new Promise((resolve) => {
-        markExited = () => {
-          rmSync(socketDir, { recursive: true, force: true });
-          resolve();
-        };
+        markExited = resolve;
       }),
     };
     const died = (cause: string) => {
-      live.delete(instance);
+      if (live === instance) live = undefined;
+      markExited();
       if (!instance.closing) endRuns(instance, `the step spawner (pid ${child.pid}) ${cause}`);
     };
-    child.on('message', (message: FromSpawner) => onMessage(instance, message));
-    // Ended once the process has exited and every message it sent has been read.
-    child.on('exit', (code, signal) => {
-      exitCause = signal ? `was killed by signal ${signal}` : `exited with status ${code}`;
-      markExited();
-      if (disconnected) died(exitCause);
+    const read = frameReader((message) => onMessage(instance, message));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      try {
+        read(chunk);
+      } catch (error) {
+        // Out of step with what it sends: it cannot be trusted with its runs any more.
+        process.stderr.write(`pipewright: ${errorMessage(error)}; stopping the step spawner\n`);
+        child.kill('SIGKILL');
+      }
     });
-    child.on('disconnect', () => {
-      disconnected = true;
-      if (exitCause !== undefined) died(exitCause);
-    });
+    child.stdin?.on('error', () => undefined); // the spawner is gone: 'close' says how
+    // Once it has exited and everything it wrote has been read.
+    child.on('close', (code, signal) =>
+      died(signal ? `was killed by signal ${signal}` : `exited with status ${code}`),
+    );
     child.on('error', (error) => {
-      // Only a spawner that could not be spawned at all gets neither 'exit' nor 'disconnect'.
-      if (child.pid !== undefined) return;
-      markExited();
-      died(`could not start: ${error.message}`);
+      // Only a spawner that could not be spawned at all gets no 'close'.
+      if (child.pid === undefined) died(`could not start: ${error.message}`);
     });
     unref(child);
-    live.add(instance);
+    live = instance;
     return instance;
-  };
-
-  /** The least busy spawner process, started when all are busy and there are fewer than `size`. */
-  const pick = (): Instance => {
-    let best: Instance | undefined;
-    for (const instance of live) if (!best || instance.runs.size < best.runs.size) best = instance;
-    if (best && (best.runs.size === 0 || live.size >= size)) return best;
-    return start();
   };
 
   /** The spawner is gone: its runs end, and their processes with them. */
@@ -179,35 +157,53 @@ export function createSpawner(entry: () => string, size: number): Spawner {
         guarded(() => run.options.onOutput(message.chunk));
         break;
       case 'end':
-        run.end(message.end);
+        run.end(processEnd(message.end, run.options.argv[0] ?? ''));
         break;
     }
   };
 
-  /** Stops the spawner processes that run nothing when nothing holds them. */
+  /** Stops the spawner process when it runs nothing and nothing holds it. */
   const closeIfUnused = (): Promise<void> => {
-    if (holders > 0) return Promise.resolve();
-    const closing: Promise<void>[] = [];
-    for (const instance of live) {
-      if (instance.runs.size > 0) continue;
-      live.delete(instance);
-      instance.closing = true;
-      instance.child.disconnect();
-      closing.push(instance.exited);
-    }
-    return Promise.all(closing).then(() => undefined);
+    const instance = live;
+    if (holders > 0 || !instance || instance.runs.size > 0) return Promise.resolve();
+    live = undefined;
+    instance.closing = true;
+    instance.child.stdin?.end(); // the end of its input is its signal to exit
+    return instance.exited;
   };
 
   const run = (options: ProcessOptions): Promise<ProcessEnd> =>
     new Promise((resolve, reject) => {
+      const id = nextId++;
+      let request: Buffer;
+      try {
+        request = encodeRequest({
+          type: 'start',
+          id,
+          request: {
+            argv: options.argv,
+            environment: options.environment,
+            cwd: options.cwd,
+            graceMs: options.graceMs,
+            ...(options.user ? { user: options.user } : {}),
+            forwardBytes:
+              options.outputLimitBytes === undefined
+                ? Number.POSITIVE_INFINITY
+                : options.outputLimitBytes + FORWARD_MARGIN_BYTES,
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof NulByteError)) throw error;
+        resolve({ kind: 'not_started', message: error.message });
+        return;
+      }
       let instance: Instance;
       try {
-        instance = pick();
+        instance = live ?? start();
       } catch (error) {
         resolve({ kind: 'not_started', message: `the step spawner could not start: ${String(error)}` });
         return;
       }
-      const id = nextId++;
       const onAbort = () => send(instance, { type: 'abort', id });
       const record: Run = {
         options,
@@ -222,21 +218,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
       };
       instance.runs.set(id, record);
       if (instance.runs.size === 1) ref(instance.child);
-      send(instance, {
-        type: 'start',
-        id,
-        request: {
-          argv: options.argv,
-          environment: options.environment,
-          cwd: options.cwd,
-          graceMs: options.graceMs,
-          ...(options.user ? { user: options.user } : {}),
-          forwardBytes:
-            options.outputLimitBytes === undefined
-              ? Number.POSITIVE_INFINITY
-              : options.outputLimitBytes + FORWARD_MARGIN_BYTES,
-        },
-      });
+      instance.child.stdin?.write(request);
       if (options.signal.aborted) onAbort();
       else options.signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -246,7 +228,7 @@ export function createSpawner(entry: () => string, size: number): Spawner {
     hold() {
       holders += 1;
       try {
-        if (live.size === 0) start();
+        live ??= start();
       } catch {
         // Started again on the first run, which reports why it cannot.
       }
@@ -261,29 +243,36 @@ export function createSpawner(entry: () => string, size: number): Spawner {
   };
 }
 
+/** A run's end as the spawner reports it, with its numbers named as Node names them. */
+function processEnd(end: SpawnerEnd, file: string): ProcessEnd {
+  switch (end.kind) {
+    case 'exited':
+      return end;
+    case 'signaled':
+      return { kind: 'signaled', signal: signalName(end.signal), aborted: end.aborted };
+    case 'not_started':
+      // As Node words a failed spawn.
+      return { kind: 'not_started', message: `spawn ${file} ${errnoName(end.errno)}` };
+  }
+}
+
 /** An idle spawner does not keep the server's event loop alive; one running processes does. */
 function ref(child: ChildProcess): void {
   child.ref();
-  child.channel?.ref();
+  for (const pipe of [child.stdin, child.stdout]) (pipe as Socket | null)?.ref();
 }
 
 function unref(child: ChildProcess): void {
   child.unref();
-  child.channel?.unref();
+  for (const pipe of [child.stdin, child.stdout]) (pipe as Socket | null)?.unref();
 }
 
 /**
- * The spawner process runs the built JavaScript (dist/runner/spawner-child.js, exported as
- * '@pipewright/server/spawner'), also when the server itself runs from its TypeScript sources, as
- * under vitest: tests run after the build.
+ * The spawner is the program built from spawner-child.c (dist/runner/pipewright-spawner, exported
+ * as '@pipewright/server/spawner'), also when the server itself runs from its TypeScript sources,
+ * as under vitest: tests run after the build.
  */
-const resolveEntry = () => createRequire(import.meta.url).resolve('@pipewright/server/spawner');
-
-/**
- * Spawner processes at most: a spawn holds its spawner for the whole fork and exec, so one per
- * core lets spawns run side by side; past 4, more would mostly cost memory (each is a Node process).
- */
-const SPAWNER_PROCESSES = Math.min(availableParallelism(), 4);
+const resolveExecutable = () => createRequire(import.meta.url).resolve('@pipewright/server/spawner');
 
 /** The spawner of this process, shared by every runner and scheduler in it. */
-export const spawner: Spawner = createSpawner(resolveEntry, SPAWNER_PROCESSES);
+export const spawner: Spawner = createSpawner(resolveExecutable);

@@ -46,7 +46,7 @@ function spawnerProcesses(): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (parent === process.pid && commandLine.includes('spawner-child')) pids.push(Number(entry));
+      if (parent === process.pid && commandLine.includes('pipewright-spawner')) pids.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
@@ -256,6 +256,43 @@ describe('the spawner', () => {
       message: expect.stringMatching(/^step 1 could not start: .*null bytes/),
     });
     expect(recorder.results[0]).toMatchObject({ outcome: 'not_started' });
+  });
+
+  it('runs many processes side by side, each with its own output, environment, directory and end', async () => {
+    // More runs at once than the spawner's table starts with (16): it grows while they run.
+    const count = 40;
+    const ends = await Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        let output = '';
+        const end = await runProcess({
+          argv: ['/bin/sh', '-c', 'sleep 0.2; echo "$N $(pwd)"; exit $((N % 7))'],
+          environment: { N: String(i) },
+          cwd: i % 2 === 0 ? workDir : '/',
+          signal: new AbortController().signal,
+          graceMs: 1000,
+          onOutput: (chunk) => {
+            output += chunk.toString();
+          },
+        });
+        return { end, output };
+      }),
+    );
+    ends.forEach(({ end, output }, i) => {
+      expect(end).toEqual({ kind: 'exited', exitCode: i % 7, aborted: false });
+      expect(output).toBe(`${i} ${i % 2 === 0 ? workDir : '/'}\n`);
+    });
+  });
+
+  it('reports a working directory that cannot be entered as not started, as Node words it', async () => {
+    const end = await runProcess({
+      argv: ['/usr/bin/true'],
+      environment: {},
+      cwd: join(workDir, 'missing'),
+      signal: new AbortController().signal,
+      graceMs: 1000,
+      onOutput: () => undefined,
+    });
+    expect(end).toEqual({ kind: 'not_started', message: 'spawn /usr/bin/true ENOENT' });
   });
 
   it('runs an executable file without a #! line with /bin/sh, as execvp does', async () => {
