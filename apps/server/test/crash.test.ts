@@ -115,7 +115,8 @@ function spawnersOf(serverPid: number): number[] {
         const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
         const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
         return (
-          parent === serverPid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('pipewright-spawner')
+          parent === serverPid &&
+          readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('pipewright-spawner')
         );
       } catch {
         return false; // gone meanwhile
