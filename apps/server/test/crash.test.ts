@@ -106,7 +106,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The spawner processes of a server (runner/spawner.ts): its children running spawner-child.js. */
+/** The spawner process of a server (runner/spawner.ts): its child running pipewright-spawner. */
 function spawnersOf(serverPid: number): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))

@@ -26,7 +26,7 @@ import {
 import { startTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
-// The step processes are spawned and owned by spawner processes, children of this one. What
+// The step processes are spawned and owned by the spawner process, a child of this one. What
 // happens when one dies, and that none outlives what uses it.
 
 let workDir: string;
