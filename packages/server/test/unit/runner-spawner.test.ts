@@ -27,7 +27,7 @@ import { startTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The step processes are spawned and owned by the spawner process, a child of this one. What
-// happens when one dies, and that none outlives what uses it.
+// happens when it dies, and that it does not outlive what uses it.
 
 let workDir: string;
 beforeEach(async () => {
