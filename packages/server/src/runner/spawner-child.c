@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -111,7 +112,7 @@ static double get_f64(const unsigned char *p) {
   return value;
 }
 
-static void shut_down(void);
+_Noreturn static void shut_down(int status);
 
 static void write_all(const void *data, size_t length) {
   const char *p = data;
@@ -119,7 +120,7 @@ static void write_all(const void *data, size_t length) {
     ssize_t written = write(STDOUT_FILENO, p, length);
     if (written < 0) {
       if (errno == EINTR) continue;
-      shut_down(); /* the server is gone */
+      shut_down(0); /* the server is gone */
     }
     p += written;
     length -= (size_t)written;
@@ -263,7 +264,10 @@ static void become_step(int report, int output, const char *cwd, int has_user, u
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  signal(SIGPIPE, SIG_DFL); /* ignored here, and an ignored signal stays ignored across exec */
+  /* As libuv does: an ignored signal (SIGPIPE here, any the server was started with) stays
+   * ignored across exec, and a step must not start with SIGTERM ignored. */
+  for (int signal_number = 1; signal_number < NSIG; signal_number++)
+    if (signal_number != SIGKILL && signal_number != SIGSTOP) signal(signal_number, SIG_DFL);
   setsid();
   if (dup2(dev_null, STDIN_FILENO) < 0 || dup2(output, STDOUT_FILENO) < 0 ||
       dup2(output, STDERR_FILENO) < 0)
@@ -373,26 +377,26 @@ static void read_requests(void) {
   if (requests_capacity - requests_length < READ_CHUNK_BYTES) {
     size_t capacity = requests_capacity ? 2 * requests_capacity : 2 * READ_CHUNK_BYTES;
     unsigned char *grown = realloc(requests, capacity);
-    if (grown == NULL) shut_down();
+    if (grown == NULL) shut_down(2);
     requests = grown;
     requests_capacity = capacity;
   }
   ssize_t length = read(STDIN_FILENO, requests + requests_length, requests_capacity - requests_length);
   if (length < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (length <= 0) shut_down(); /* the server is gone */
+  if (length <= 0) shut_down(0); /* the server is gone */
   requests_length += (size_t)length;
   size_t used = 0;
   while (requests_length - used >= 4) {
     uint32_t size = get_u32(requests + used);
     if (size < 5 || size > MAX_REQUEST_BYTES) {
       fprintf(stderr, "pipewright-spawner: a request of %u bytes: out of step with the server\n", size);
-      shut_down();
+      shut_down(2);
     }
     if (requests_length - used - 4 < size) {
       /* Room for the whole request, so that a large one is read in few calls. */
       if (requests_capacity < (size_t)size + 4 + READ_CHUNK_BYTES) {
         unsigned char *grown = realloc(requests, (size_t)size + 4 + READ_CHUNK_BYTES);
-        if (grown == NULL) shut_down();
+        if (grown == NULL) shut_down(2);
         requests = grown;
         requests_capacity = (size_t)size + 4 + READ_CHUNK_BYTES;
       }
@@ -418,7 +422,7 @@ static void read_output(struct run *run) {
     return;
   }
   report_spawned(run);
-  if (run->forwardable <= 0) return;
+  if (run->forwardable < 1) return;
   size_t part = (double)length > run->forwardable ? (size_t)run->forwardable : (size_t)length;
   run->forwardable -= (double)part;
   send_frame(FROM_OUTPUT, run->id, NULL, 0, chunk, part);
@@ -470,10 +474,22 @@ static int run_timers(int64_t now) {
   return next <= now ? 0 : next - now > 60000 ? 60000 : (int)(next - now);
 }
 
-/* The server is gone: so are the steps this process still runs. */
-static void shut_down(void) {
+/* The server is gone (status 0), or this process cannot go on (2): so are the steps it still runs. */
+_Noreturn static void shut_down(int status) {
   for (size_t i = 0; i < run_count; i++) signal_group(&runs[i], SIGKILL);
-  _exit(0);
+  _exit(status);
+}
+
+/* Descriptors this process was started with, beyond stdin, stdout and stderr, are not the steps'. */
+static void close_on_exec_inherited(void) {
+  DIR *directory = opendir("/proc/self/fd");
+  if (directory == NULL) return;
+  struct dirent *entry;
+  while ((entry = readdir(directory)) != NULL) {
+    int fd = atoi(entry->d_name);
+    if (fd > STDERR_FILENO && fd != dirfd(directory)) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  closedir(directory);
 }
 
 int main(int argc, char **argv) {
@@ -486,6 +502,7 @@ int main(int argc, char **argv) {
           stderr);
     return 2;
   }
+  close_on_exec_inherited();
   signal(SIGPIPE, SIG_IGN); /* a write to a server gone fails, and ends this process */
   sigset_t child_ended;
   sigemptyset(&child_ended);
@@ -505,7 +522,7 @@ int main(int argc, char **argv) {
     if (polled_capacity < run_count + 2) {
       polled_capacity = 2 * (run_count + 2);
       polled = realloc(polled, polled_capacity * sizeof *polled);
-      if (polled == NULL) shut_down();
+      if (polled == NULL) shut_down(2);
     }
     polled[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     polled[1] = (struct pollfd){.fd = children, .events = POLLIN};
@@ -516,7 +533,7 @@ int main(int argc, char **argv) {
     if (poll(polled, count, timeout) < 0) {
       if (errno == EINTR) continue;
       perror("pipewright-spawner: poll");
-      shut_down();
+      shut_down(2);
     }
     for (size_t k = 2; k < count; k++) {
       if (polled[k].revents == 0) continue;

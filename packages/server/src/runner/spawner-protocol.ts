@@ -59,6 +59,8 @@ const HEADER_BYTES = 9;
 /** start's fixed fields: graceMs, forwardBytes, hasUser, uid, gid, argc, envc. */
 const START_FIELDS_BYTES = 29;
 
+const MAX_U32 = 0xffff_ffff;
+
 /** Thrown for a string the spawner cannot pass on: C strings end at the first NUL byte. */
 export class NulByteError extends Error {}
 
@@ -89,7 +91,8 @@ export function encodeRequest(message: ToSpawner): Buffer {
   frame.writeUInt8(TO_TYPES.start, 4);
   frame.writeUInt32LE(message.id, 5);
   let at = HEADER_BYTES;
-  at = frame.writeUInt32LE(request.graceMs, at);
+  // u32: a grace of 49 days or more is as good as none (--abort-grace takes any number of seconds).
+  at = frame.writeUInt32LE(Math.min(request.graceMs, MAX_U32), at);
   at = frame.writeDoubleLE(request.forwardBytes, at);
   at = frame.writeUInt8(request.user ? 1 : 0, at);
   at = frame.writeUInt32LE(request.user?.uid ?? 0, at);

@@ -283,6 +283,28 @@ describe('the spawner', () => {
     });
   });
 
+  it("gives a step only its stdin, stdout and stderr, none of the spawner's own descriptors", async () => {
+    // Another run holds its output's socket meanwhile: that must not reach this one either.
+    const controller = new AbortController();
+    const other = runProcess({
+      argv: ['/bin/sleep', '1000'],
+      environment: {},
+      cwd: workDir,
+      signal: controller.signal,
+      graceMs: 1000,
+      onOutput: () => undefined,
+    });
+    let output = '';
+    const end = await runToEnd(['/bin/ls', '-1', '/proc/self/fd'], 1000, (chunk) => {
+      output += chunk.toString();
+    });
+    controller.abort();
+    await other;
+    expect(end).toEqual({ kind: 'exited', exitCode: 0, aborted: false });
+    // 3 is the directory ls itself reads.
+    expect(output.trim().split('\n')).toEqual(['0', '1', '2', '3']);
+  });
+
   it('reports a working directory that cannot be entered as not started, as Node words it', async () => {
     const end = await runProcess({
       argv: ['/usr/bin/true'],

@@ -97,6 +97,15 @@ describe('the spawner protocol', () => {
     expect([...encodeRequest({ type: 'kill', id: 6 })]).toEqual([5, 0, 0, 0, 3, 6, 0, 0, 0]);
   });
 
+  it('sends a grace period too long for its field as the longest one it holds', () => {
+    const request = encodeRequest({
+      type: 'start',
+      id: 1,
+      request: { argv: ['/bin/true'], environment: {}, cwd: '/', graceMs: 10_000_000_000, forwardBytes: 10 },
+    });
+    expect(request.readUInt32LE(9)).toBe(0xffff_ffff);
+  });
+
   it('refuses a string holding a NUL byte, which C would cut short, naming it', () => {
     const start = (environment: Record<string, string>, argv = ['/bin/true']) =>
       encodeRequest({
