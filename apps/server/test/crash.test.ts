@@ -127,7 +127,7 @@ function spawnersOf(serverPid: number): number[] {
 
 /**
  * Runs two long steps (one task with a retry left, one without), kills the server with SIGKILL
- * (and its spawner processes with it when `withSpawners`), checks what `afterCrash` says of the
+ * (and its spawner process with it when `withSpawners`), checks what `afterCrash` says of the
  * orphaned steps, starts a server again and checks how the tasks ended and that nothing
  * answered 2xx was lost.
  */
@@ -223,7 +223,7 @@ async function crashAndRestart(options: {
 }
 
 describe('a server killed with SIGKILL', () => {
-  it('has its steps stopped by its spawner processes; the next start fails or retries their tasks and loses no accepted write', async () => {
+  it('has its steps stopped by its spawner process; the next start fails or retries their tasks and loses no accepted write', async () => {
     await crashAndRestart({
       withSpawners: false,
       afterCrash: async (stepPids) => {
@@ -234,7 +234,7 @@ describe('a server killed with SIGKILL', () => {
     });
   });
 
-  it('with its spawner processes: the next start stops the orphaned steps by their recorded process groups, only while their numbers name them', async () => {
+  it('with its spawner process: the next start stops the orphaned steps by their recorded process groups, only while their numbers name them', async () => {
     await crashAndRestart({
       withSpawners: true,
       // Without task users, which the next start would sweep whole.

@@ -49,7 +49,7 @@ function startTime(pid: number): string | undefined {
  * that group, so that killing it after a crash cannot hit another's processes: only when a
  * process of that number runs in this boot with the recorded start time, the very leader.
  * A group whose leader has ended is spared: its number may name a newer group by now (the
- * spawner processes kill a step's group when its leader ends, and with the server). Without a
+ * spawner process kills a step's group when its leader ends, and with the server). Without a
  * recorded identity (steps recorded by an older version) nothing is killed.
  * `leaderNow` is the identity of the process of that number now (undefined when there is none).
  */

@@ -8,7 +8,7 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
 
 /**
  * After a crash, before taking work: stops the step processes the dead server left running
- * (its spawner processes stop them when only the server died; these are left when they were
+ * (its spawner process stops them when only the server died; these are left when it was
  * killed too), by process group, each only while its number still names the recorded leader
  * (see isRecordedGroup); then ends the attempts of its tasks as failures, which retries them
  * when they have retries left.

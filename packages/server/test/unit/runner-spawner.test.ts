@@ -37,7 +37,7 @@ afterEach(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-/** The pids of this process's spawner processes. */
+/** The pids of this process's spawner process (one at most). */
 function spawnerProcesses(): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
