@@ -372,15 +372,18 @@ static void handle_request(int type, uint32_t id, char *body, const char *end, i
 static unsigned char *requests;
 static size_t requests_length, requests_capacity;
 
+/* Makes the buffer of requests hold at least `capacity` bytes. */
+static void reserve_requests(size_t capacity) {
+  if (requests_capacity >= capacity) return;
+  unsigned char *grown = realloc(requests, capacity);
+  if (grown == NULL) shut_down(2);
+  requests = grown;
+  requests_capacity = capacity;
+}
+
 /* Reads what the server sent and handles each whole request in it. */
 static void read_requests(void) {
-  if (requests_capacity - requests_length < READ_CHUNK_BYTES) {
-    size_t capacity = requests_capacity ? 2 * requests_capacity : 2 * READ_CHUNK_BYTES;
-    unsigned char *grown = realloc(requests, capacity);
-    if (grown == NULL) shut_down(2);
-    requests = grown;
-    requests_capacity = capacity;
-  }
+  reserve_requests(requests_length + READ_CHUNK_BYTES);
   ssize_t length = read(STDIN_FILENO, requests + requests_length, requests_capacity - requests_length);
   if (length < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (length <= 0) shut_down(0); /* the server is gone */
@@ -393,13 +396,8 @@ static void read_requests(void) {
       shut_down(2);
     }
     if (requests_length - used - 4 < size) {
-      /* Room for the whole request, so that a large one is read in few calls. */
-      if (requests_capacity < (size_t)size + 4 + READ_CHUNK_BYTES) {
-        unsigned char *grown = realloc(requests, (size_t)size + 4 + READ_CHUNK_BYTES);
-        if (grown == NULL) shut_down(2);
-        requests = grown;
-        requests_capacity = (size_t)size + 4 + READ_CHUNK_BYTES;
-      }
+      /* Room for the whole request (moved to the front below), so that a large one is read in few calls. */
+      reserve_requests((size_t)size + 4 + READ_CHUNK_BYTES);
       break;
     }
     unsigned char *frame = requests + used + 4;
