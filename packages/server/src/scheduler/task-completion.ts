@@ -1,6 +1,7 @@
 import type { Schemas } from '@pipewright/types';
-import { afterFailure, finalPipelineStatus } from '../domain/execution.js';
+import { afterFailure } from '../domain/execution.js';
 import { formatTime } from '../domain/time.js';
+import { finishPipeline } from '../services/pipeline-queue.js';
 import type { Store } from '../store/index.js';
 
 export type AttemptEnd = { outcome: 'succeeded' } | { outcome: 'failed'; message: string };
@@ -18,14 +19,16 @@ export function completeAttempt(store: Store, task: Schemas['Task'], end: Attemp
     store.taskKeys.removeForTask(task.id);
     let aborted: string[] = [];
     if (end.outcome === 'succeeded') {
-      store.tasks.markSuccessful(task.id, attempt, time);
+      if (store.tasks.markSuccessful(task.id, attempt, time)) store.tasks.unblockDependents(task.id);
     } else {
       const next = afterFailure({ ...task.pipeline_task, retry: attempt });
       if (next.action === 'retry') {
         const notBefore = formatTime(new Date(now.getTime() + next.delaySeconds * 1000));
         store.tasks.scheduleRetry(task.id, attempt, notBefore, end.message);
-      } else if (store.tasks.markFailed(task.id, attempt, time, end.message) && next.abortPipeline) {
-        aborted = store.tasks.abortUnfinished(task.pipeline_id, time);
+      } else if (store.tasks.markFailed(task.id, attempt, time, end.message)) {
+        // `on_failure: continue` lets the dependents run; `abort` ends everything left.
+        if (next.abortPipeline) aborted = store.tasks.abortUnfinished(task.pipeline_id, time);
+        else store.tasks.unblockDependents(task.id);
       }
     }
     settlePipeline(store, task.pipeline_id, time);
@@ -33,10 +36,11 @@ export function completeAttempt(store: Store, task: Schemas['Task'], end: Attemp
   });
 }
 
-/** Ends the pipeline if none of its tasks is left unfinished. */
+/**
+ * Ends the pipeline if none of its tasks is left unfinished: failed if any task did not
+ * succeed. Cheap until then (one row of an index of unfinished tasks).
+ */
 export function settlePipeline(store: Store, pipelineId: string, time: string): void {
-  // Cheap, and true until the end of a wide pipeline: counting its tasks costs a read of each.
-  if (store.tasks.anyStarted(pipelineId)) return;
-  const status = finalPipelineStatus(store.tasks.tally(pipelineId));
-  if (status) store.pipelines.finish(pipelineId, status, time);
+  if (store.tasks.anyUnfinished(pipelineId)) return;
+  finishPipeline(store, pipelineId, store.tasks.anyUnsuccessful(pipelineId) ? 'failed' : 'successful', time);
 }

@@ -1,7 +1,9 @@
 import type { Schemas } from '@pipewright/types';
 import { newId } from '../domain/ids.js';
 import { entryName } from '../domain/resource-pipelines.js';
+import { entryLinks } from '../domain/task-graph.js';
 import type { Store } from '../store/index.js';
+import { mustQueue } from './pipeline-queue.js';
 
 type Event = Schemas['Event'];
 
@@ -39,6 +41,8 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
   return request.pipelines.map((name) => {
     const pipeline = resourceOf('pipeline', name);
     const id = newId();
+    const concurrent = pipeline.spec.data.concurrent ?? false;
+    const queued = mustQueue(store, event.project_id, name, concurrent);
     store.pipelines.insert({
       id,
       org_id: event.org_id,
@@ -49,31 +53,39 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
       ...(request.command_id ? { command_id: request.command_id } : {}),
       event_id: event.id,
       event_time: event.event_time,
-      concurrent: pipeline.spec.data.concurrent ?? false,
+      concurrent,
       creation_time: time,
       status: 'created',
       spec: pipeline.spec,
       environment: request.environment,
+      queued,
     });
-    for (const entry of pipeline.spec.data.tasks) {
+    const entries = pipeline.spec.data.tasks;
+    const links = entryLinks(entries.map((entry) => ({ ...entry, name: entryName(entry) })));
+    for (const entry of entries) {
       const task = resourceOf('task', entry.task);
+      const { blockers, dependents } = links.get(entryName(entry)) ?? { blockers: 0, dependents: [] };
+      const scheduling = { blockers: blockers + (queued ? 1 : 0), dependents };
       for (let instance = 1; instance <= (entry.nb_instances ?? 1); instance += 1) {
-        store.tasks.insert({
-          id: newId(),
-          org_id: event.org_id,
-          project_id: event.project_id,
-          pipeline_id: id,
-          task_id: task.id,
-          name: entryName(entry),
-          pipeline_task: entry,
-          spec: task.spec,
-          task_identities: task.spec.data.identities ?? [],
-          dependencies: entry.dependencies ?? [],
-          instance_id: instance,
-          retry: 0,
-          status: 'created',
-          creation_time: time,
-        });
+        store.tasks.insert(
+          {
+            id: newId(),
+            org_id: event.org_id,
+            project_id: event.project_id,
+            pipeline_id: id,
+            task_id: task.id,
+            name: entryName(entry),
+            pipeline_task: entry,
+            spec: task.spec,
+            task_identities: task.spec.data.identities ?? [],
+            dependencies: entry.dependencies ?? [],
+            instance_id: instance,
+            retry: 0,
+            status: 'created',
+            creation_time: time,
+          },
+          scheduling,
+        );
       }
     }
     return id;

@@ -1,9 +1,11 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
-import { isFinished, type Status, tasksToRerun } from '../domain/execution.js';
+import { isFinished, type Status } from '../domain/execution.js';
+import { tasksToRerun } from '../domain/task-graph.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
+import { finishPipeline, mustQueue } from './pipeline-queue.js';
 import type { WorkNotifier } from './work.js';
 
 type Pipeline = Schemas['Pipeline'];
@@ -30,11 +32,18 @@ export function createPipelineService(store: Store, work: WorkNotifier, clock: (
     }
   };
 
-  /** Puts tasks back to `created`, without their past step executions, and the pipeline too. */
+  /**
+   * Puts tasks back to `created`, without their past step executions, and the pipeline too:
+   * queued (the oldest there, so first to be admitted) if another of its name runs.
+   */
   const rerun = (pipeline: Pipeline, taskIds: readonly string[]) => {
     store.stepExecutions.removeOfTasks(taskIds);
     store.tasks.reset(taskIds);
-    store.pipelines.reset(pipeline.id);
+    store.pipelines.reset(
+      pipeline.id,
+      mustQueue(store, pipeline.project_id, pipeline.name, pipeline.concurrent),
+    );
+    store.tasks.recountBlockers(pipeline.id);
   };
 
   return {
@@ -54,7 +63,7 @@ export function createPipelineService(store: Store, work: WorkNotifier, clock: (
         }
         const time = formatTime(clock());
         const aborted = store.tasks.abortUnfinished(id, time);
-        store.pipelines.finish(id, 'aborted', time);
+        finishPipeline(store, id, 'aborted', time);
         return aborted;
       });
       work.stopTasks(stopped);

@@ -11,6 +11,8 @@ export interface PipelineRecord extends Pipeline {
   spec: Schemas['PipelineSpec'];
   /** Variables every task of the pipeline gets (from its command's parameters). */
   environment: Record<string, string>;
+  /** Waiting for the unfinished pipeline of its non-concurrent resource to end (migration 008). */
+  queued: boolean;
 }
 
 interface PipelineRow extends Record<string, unknown> {
@@ -54,9 +56,9 @@ function toPipeline(row: PipelineRow): Pipeline {
 export function createPipelineStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
-                            event_time, concurrent, creation_time, status, spec, environment)
+                            event_time, concurrent, creation_time, status, spec, environment, queued)
      VALUES (@id, @org_id, @project_id, @name, @pipeline_id, @trigger_id, @command_id, @event_id,
-             @event_time, @concurrent, @creation_time, @status, @spec, @environment)`,
+             @event_time, @concurrent, @creation_time, @status, @spec, @environment, @queued)`,
   );
   const byId = db.prepare<[string, string], PipelineRow>(
     'SELECT * FROM pipelines WHERE project_id = ? AND id = ?',
@@ -67,13 +69,27 @@ export function createPipelineStore(db: Db) {
   const start = db.prepare(
     `UPDATE pipelines SET status = 'started', start_time = @time WHERE id = @id AND status = 'created'`,
   );
-  const finish = db.prepare(
-    `UPDATE pipelines SET status = @status, end_time = @time
-     WHERE id = @id AND status IN ('created', 'started')`,
+  const finish = db.prepare<
+    { id: string; status: string; time: string },
+    { project_id: string; name: string; concurrent: number }
+  >(
+    `UPDATE pipelines SET status = @status, end_time = @time, queued = 0
+     WHERE id = @id AND status IN ('created', 'started')
+     RETURNING project_id, name, concurrent`,
   );
-  const reset = db.prepare(
-    `UPDATE pipelines SET status = 'created', start_time = NULL, end_time = NULL WHERE id = ?`,
+  const reset = db.prepare<{ id: string; queued: number }>(
+    `UPDATE pipelines SET status = 'created', start_time = NULL, end_time = NULL, queued = @queued WHERE id = @id`,
   );
+  // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
+  const admitted = db.prepare<[string, string], { id: string }>(
+    `SELECT id FROM pipelines
+     WHERE project_id = ? AND name = ? AND concurrent = 0 AND queued = 0 AND status IN ('created', 'started')
+     LIMIT 1`,
+  );
+  const firstQueued = db.prepare<[string, string], { id: string }>(
+    `SELECT id FROM pipelines WHERE project_id = ? AND name = ? AND queued = 1 ORDER BY creation_time, id LIMIT 1`,
+  );
+  const admit = db.prepare<[string]>('UPDATE pipelines SET queued = 0 WHERE id = ?');
   return {
     insert(pipeline: PipelineRecord): void {
       insert.run({
@@ -82,6 +98,7 @@ export function createPipelineStore(db: Db) {
         command_id: null,
         ...pipeline,
         concurrent: pipeline.concurrent ? 1 : 0,
+        queued: pipeline.queued ? 1 : 0,
         spec: JSON.stringify(pipeline.spec),
         environment: JSON.stringify(pipeline.environment),
       });
@@ -115,13 +132,33 @@ export function createPipelineStore(db: Db) {
     markStarted(id: string, time: string): void {
       start.run({ id, time });
     },
-    /** Back to `created`, for a restart. */
-    reset(id: string): void {
-      reset.run(id);
+    /** Back to `created`, for a restart, queued or not. */
+    reset(id: string, queued: boolean): void {
+      reset.run({ id, queued: queued ? 1 : 0 });
     },
-    /** Ends an unfinished pipeline; returns false when it had already ended. */
-    finish(id: string, status: 'successful' | 'failed' | 'aborted', time: string): boolean {
-      return finish.run({ id, status, time }).changes === 1;
+    /**
+     * Ends an unfinished pipeline (out of its queue, if it was queued); returns what names its
+     * queue, or undefined when it had already ended.
+     */
+    finish(
+      id: string,
+      status: 'successful' | 'failed' | 'aborted',
+      time: string,
+    ): { project_id: string; name: string; concurrent: boolean } | undefined {
+      const row = finish.get({ id, status, time });
+      return row && { project_id: row.project_id, name: row.name, concurrent: row.concurrent === 1 };
+    },
+    /** The unfinished, not queued pipeline of a non-concurrent resource's name, if any. */
+    admittedId(projectId: string, name: string): string | undefined {
+      return admitted.get(projectId, name)?.id;
+    },
+    /** The oldest pipeline queued under a name, if any. */
+    firstQueuedId(projectId: string, name: string): string | undefined {
+      return firstQueued.get(projectId, name)?.id;
+    },
+    /** Out of its queue: its tasks may run. */
+    admit(id: string): void {
+      admit.run(id);
     },
   };
 }

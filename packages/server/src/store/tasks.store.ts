@@ -27,6 +27,14 @@ interface TaskRow extends Record<string, unknown> {
   not_before: string | null;
 }
 
+/** What the scheduler keeps of a task beside what the API shows (migration 008). */
+export interface TaskScheduling {
+  /** Instances of its dependencies not ended in a way that lets it run, plus one while its pipeline is queued. */
+  blockers: number;
+  /** Names of the entries of its pipeline that depend on its entry. */
+  dependents: readonly string[];
+}
+
 function toTask(row: TaskRow): Task {
   return {
     id: row.id,
@@ -54,34 +62,34 @@ export interface TaskFilters {
   status?: Status | undefined;
 }
 
-// A task can start when it is created and due, its pipeline is unfinished and not queued
-// behind an older unfinished instance of the same non-concurrent pipeline, and every
-// instance of each of its dependencies ended successfully, or failed with
-// `on_failure: continue`. Oldest tasks first (tasks are created with their pipeline): the
-// partial index tasks_created_in_order lets the scan stop at the first one that can run.
+// The oldest task that nothing holds (see migration 008) and that is due, through the partial
+// index tasks_ready, which holds only such tasks and those waiting for a retry: the scan stops
+// at the first one that can run, however large its pipeline or the queues of pipelines.
 const RUNNABLE = `
-  SELECT t.* FROM tasks t INDEXED BY tasks_created_in_order JOIN pipelines p ON p.id = t.pipeline_id
-  WHERE t.status = 'created' AND (t.not_before IS NULL OR t.not_before <= @now)
-    AND t.id NOT IN (SELECT value FROM json_each(@busy))
-    AND p.status IN ('created', 'started')
-    AND (p.concurrent = 1 OR NOT EXISTS (
-      SELECT 1 FROM pipelines q
-      WHERE q.project_id = p.project_id AND q.name = p.name AND q.status IN ('created', 'started')
-        AND (q.creation_time, q.id) < (p.creation_time, p.id)))
-    AND NOT EXISTS (
-      SELECT 1 FROM json_each(t.dependencies) d
-      JOIN tasks u ON u.pipeline_id = t.pipeline_id AND u.name = d.value
+  SELECT * FROM tasks INDEXED BY tasks_ready
+  WHERE status = 'created' AND blockers = 0 AND (not_before IS NULL OR not_before <= @now)
+    AND id NOT IN (SELECT value FROM json_each(@busy))
+  ORDER BY creation_time, id
+  LIMIT 1`;
+
+// What holds each waiting task of a pipeline, counted afresh after a restart: the instances of
+// its dependencies that did not end successfully or failed with `on_failure: continue`, and its
+// pipeline's place in a queue.
+const RECOUNT_BLOCKERS = `
+  UPDATE tasks SET blockers = (
+      SELECT count(*) FROM json_each(tasks.dependencies) d
+      JOIN tasks u ON u.pipeline_id = tasks.pipeline_id AND u.name = d.value
       WHERE NOT (u.status = 'successful'
                  OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
-  ORDER BY t.creation_time, t.id
-  LIMIT 1`;
+    + (SELECT queued FROM pipelines p WHERE p.id = tasks.pipeline_id)
+  WHERE pipeline_id = ? AND status = 'created'`;
 
 export function createTaskStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO tasks (id, org_id, project_id, pipeline_id, task_id, name, pipeline_task, spec, task_identities,
-                        dependencies, instance_id, retry, status, creation_time)
+                        dependencies, instance_id, retry, status, creation_time, blockers, dependents)
      VALUES (@id, @org_id, @project_id, @pipeline_id, @task_id, @name, @pipeline_task, @spec, @task_identities,
-             @dependencies, @instance_id, @retry, @status, @creation_time)`,
+             @dependencies, @instance_id, @retry, @status, @creation_time, @blockers, @dependents)`,
   );
   const byId = db.prepare<[string, string], TaskRow>('SELECT * FROM tasks WHERE project_id = ? AND id = ?');
   const ofPipeline = db.prepare<[string], TaskRow>(
@@ -89,15 +97,23 @@ export function createTaskStore(db: Db) {
   );
   const runnable = db.prepare<{ now: string; busy: string }, TaskRow>(RUNNABLE);
   const started = db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE status = 'started'`);
-  const tally = db.prepare<[string], { unfinished: number; unsuccessful: number }>(
-    `SELECT count(*) FILTER (WHERE status IN ('created', 'started')) AS unfinished,
-            count(*) FILTER (WHERE status <> 'successful') AS unsuccessful
-     FROM tasks WHERE pipeline_id = ?`,
+  // Through the partial index tasks_unfinished: a pipeline's unfinished tasks, not all of its tasks.
+  const anyUnfinished = db.prepare<[string], { found: number }>(
+    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status IN ('created', 'started') LIMIT 1`,
   );
-  // Through the partial index tasks_running: a pipeline's running tasks, not all of its tasks.
-  const anyStarted = db.prepare<[string], { found: number }>(
-    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status = 'started' LIMIT 1`,
+  const anyUnsuccessful = db.prepare<[string], { found: number }>(
+    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status <> 'successful' LIMIT 1`,
   );
+  // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
+  const unblock = db.prepare<[string]>(
+    `UPDATE tasks SET blockers = blockers - 1
+     WHERE status = 'created' AND (pipeline_id, name) IN (
+       SELECT t.pipeline_id, d.value FROM tasks t, json_each(t.dependents) d WHERE t.id = ?)`,
+  );
+  const hold = db.prepare<{ pipeline_id: string; change: number }>(
+    `UPDATE tasks SET blockers = blockers + @change WHERE pipeline_id = @pipeline_id AND status = 'created'`,
+  );
+  const recountBlockers = db.prepare<[string]>(RECOUNT_BLOCKERS);
   const nextDue = db.prepare<[], { not_before: string }>(
     `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
   );
@@ -131,10 +147,12 @@ export function createTaskStore(db: Db) {
      WHERE id = ?`,
   );
   return {
-    insert(task: Task): void {
+    insert(task: Task, scheduling: TaskScheduling): void {
       insert.run({
         task_id: null,
         ...task,
+        blockers: scheduling.blockers,
+        dependents: JSON.stringify(scheduling.dependents),
         pipeline_task: JSON.stringify(task.pipeline_task),
         spec: JSON.stringify(task.spec),
         task_identities: JSON.stringify(task.task_identities),
@@ -176,13 +194,25 @@ export function createTaskStore(db: Db) {
       const row = runnable.get({ now, busy: JSON.stringify(busy) });
       return row && toTask(row);
     },
-    /** How many tasks of the pipeline are unfinished, and how many did not succeed. */
-    tally(pipelineId: string): { unfinished: number; unsuccessful: number } {
-      return tally.get(pipelineId) ?? { unfinished: 0, unsuccessful: 0 };
+    /** Whether a task of the pipeline is waiting or running. */
+    anyUnfinished(pipelineId: string): boolean {
+      return anyUnfinished.get(pipelineId) !== undefined;
     },
-    /** Whether a task of the pipeline is running. */
-    anyStarted(pipelineId: string): boolean {
-      return anyStarted.get(pipelineId) !== undefined;
+    /** Whether a task of the pipeline did not (or not yet) succeed. */
+    anyUnsuccessful(pipelineId: string): boolean {
+      return anyUnsuccessful.get(pipelineId) !== undefined;
+    },
+    /** The task ended in a way that lets the entries depending on it run: they wait for one instance less. */
+    unblockDependents(id: string): void {
+      unblock.run(id);
+    },
+    /** The waiting tasks of a pipeline are held (+1) while it is queued, and let go (-1) when it is admitted. */
+    holdPipeline(pipelineId: string, held: boolean): void {
+      hold.run({ pipeline_id: pipelineId, change: held ? 1 : -1 });
+    },
+    /** Counts afresh what holds each waiting task of the pipeline (after a restart made tasks wait again). */
+    recountBlockers(pipelineId: string): void {
+      recountBlockers.run(pipelineId);
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
     started(): Task[] {

@@ -1,0 +1,29 @@
+import type { Store } from '../store/index.js';
+
+// A non-concurrent pipeline resource runs one pipeline at a time in a project: while one of its
+// name is unfinished and admitted, newer ones (and restarted ones) wait in its queue, their
+// tasks held (migration 008), and are admitted one at a time, oldest first, as each one ends.
+
+/** Whether a pipeline of `name` starting now waits in the queue. */
+export function mustQueue(store: Store, projectId: string, name: string, concurrent: boolean): boolean {
+  return !concurrent && store.pipelines.admittedId(projectId, name) !== undefined;
+}
+
+/** Ends an unfinished pipeline and admits the next one of its queue; false when it had already ended. */
+export function finishPipeline(
+  store: Store,
+  id: string,
+  status: 'successful' | 'failed' | 'aborted',
+  time: string,
+): boolean {
+  const ended = store.pipelines.finish(id, status, time);
+  if (!ended) return false;
+  if (!ended.concurrent && store.pipelines.admittedId(ended.project_id, ended.name) === undefined) {
+    const next = store.pipelines.firstQueuedId(ended.project_id, ended.name);
+    if (next) {
+      store.pipelines.admit(next);
+      store.tasks.holdPipeline(next, false);
+    }
+  }
+  return true;
+}

@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ApiClient, walk } from '@pipewright/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+// Scheduling whose work per task does not grow with the size of the pipeline or of a queue:
+// a chain as long as these runs to its end within the tests' bounds only then (before, each
+// claim weighed every waiting task of the pipeline, and 3,000 entries ran 5 tasks in 15 s).
+
+let server: TestServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startTestServer({ scheduler: { maxRunningTasks: 4 } });
+  dir = mkdtempSync(join(tmpdir(), 'pipewright-scale-'));
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const chain = (length: number, taskName: string) =>
+  Array.from({ length }, (_, i) => ({
+    name: `e${i}`,
+    task: taskName,
+    ...(i > 0 ? { dependencies: [`e${i - 1}`] } : {}),
+  }));
+
+async function execute(client: ApiClient, name: string): Promise<string> {
+  const { data } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: await resourceId(client, 'command', name) } },
+    body: {},
+  });
+  return data?.pipeline_ids[0] ?? '';
+}
+
+async function allTasks(client: ApiClient, pipelineId: string) {
+  const tasks = [];
+  for await (const t of walk(client, '/tasks', { pipeline_id: pipelineId, size: 100 })) tasks.push(t);
+  return tasks.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
+}
+
+describe('scheduling at scale', () => {
+  it('runs a chain of 1,000 entries to its end, each entry after the one before', async () => {
+    const { client } = await projectWith(server, [
+      task('noop', { steps: [{ command: 'true' }] }),
+      pipeline('long', chain(1000, 'noop')),
+      command('go', ['long']),
+    ]);
+    const pipelineId = await execute(client, 'go');
+    expect((await finished(client, pipelineId, 150_000)).status).toBe('successful');
+    const tasks = await allTasks(client, pipelineId);
+    expect(tasks).toHaveLength(1000);
+    expect(tasks.every((t) => t.status === 'successful')).toBe(true);
+    for (let i = 1; i < tasks.length; i += 1) {
+      const [before, after] = [tasks[i - 1], tasks[i]];
+      expect(Date.parse(after?.start_time ?? '')).toBeGreaterThanOrEqual(Date.parse(before?.end_time ?? ''));
+    }
+  }, 180_000);
+
+  it('restarts a chain from its failed entry: the entries before it stay, those after run', async () => {
+    // e20 fails once (until its marker exists), which aborts the rest.
+    const marker = join(dir, 'failed-once');
+    const { client } = await projectWith(server, [
+      task('noop', { steps: [{ command: 'true' }] }),
+      task('once', {
+        environment: { MARKER: marker },
+        steps: [{ code: '[ -e "$MARKER" ] || { touch "$MARKER"; exit 3; }' }],
+      }),
+      pipeline('long', [
+        ...chain(20, 'noop'),
+        { name: 'e20', task: 'once', dependencies: ['e19'] },
+        ...chain(40, 'noop').slice(21),
+      ]),
+      command('go', ['long']),
+    ]);
+    const pipelineId = await execute(client, 'go');
+    expect((await finished(client, pipelineId)).status).toBe('failed');
+    const before = await allTasks(client, pipelineId);
+    expect(before.map((t) => t.status)).toEqual([
+      ...Array(20).fill('successful'),
+      'failed',
+      ...Array(19).fill('aborted'),
+    ]);
+    await client.POST('/pipelines/id/{id}/restart_from_failure', { params: { path: { id: pipelineId } } });
+    expect((await finished(client, pipelineId)).status).toBe('successful');
+    const after = await allTasks(client, pipelineId);
+    expect(after.every((t) => t.status === 'successful')).toBe(true);
+    // The first twenty did not run again.
+    expect(after.slice(0, 20).map((t) => t.start_time)).toEqual(before.slice(0, 20).map((t) => t.start_time));
+  });
+});
+
+describe('the queue of a non-concurrent pipeline', () => {
+  const specs = (file: string) => [
+    // Runs until its pipeline's file exists.
+    task('hold', {
+      environment: { DIR: dir },
+      steps: [
+        {
+          code: `i=0; until [ -e "$DIR/${file}-$PIPEWRIGHT_PIPELINE_ID" ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 9; sleep 0.05; done`,
+        },
+      ],
+    }),
+    pipeline('solo', [{ task: 'hold' }]),
+    command('go', ['solo']),
+  ];
+  const release = (file: string, pipelineId: string) =>
+    import('node:fs').then((fs) => fs.writeFileSync(join(dir, `${file}-${pipelineId}`), ''));
+  const statusOf = async (client: ApiClient, id: string) =>
+    (await client.GET('/pipelines/id/{id}', { params: { path: { id } } })).data?.status;
+
+  it('admits the oldest waiting pipeline when the running one is aborted, and one at a time', async () => {
+    const { client } = await projectWith(server, specs('abort'));
+    const [first, second, third] = [
+      await execute(client, 'go'),
+      await execute(client, 'go'),
+      await execute(client, 'go'),
+    ];
+    await waitFor(
+      () => statusOf(client, first),
+      (s) => s === 'started',
+    );
+    await client.POST('/pipelines/id/{id}/abort', { params: { path: { id: first } } });
+    await waitFor(
+      () => statusOf(client, second),
+      (s) => s === 'started',
+    );
+    expect(await statusOf(client, third)).toBe('created');
+    await release('abort', second);
+    expect((await finished(client, second)).status).toBe('successful');
+    await release('abort', third);
+    expect((await finished(client, third)).status).toBe('successful');
+  });
+
+  it('puts a restarted pipeline behind the one running', async () => {
+    const { client } = await projectWith(server, specs('restart'));
+    const first = await execute(client, 'go');
+    await release('restart', first);
+    expect((await finished(client, first)).status).toBe('successful');
+    const second = await execute(client, 'go');
+    await waitFor(
+      () => statusOf(client, second),
+      (s) => s === 'started',
+    );
+    await client.POST('/pipelines/id/{id}/restart', { params: { path: { id: first } } });
+    // Its file exists, so it would end at once if it ran; it waits instead.
+    const [waiting] = await tasksOf(client, first);
+    expect(waiting?.status).toBe('created');
+    await release('restart', second);
+    expect((await finished(client, second)).status).toBe('successful');
+    expect((await finished(client, first)).status).toBe('successful');
+  });
+});
