@@ -1,10 +1,13 @@
+import type { ErrorCode } from './error-codes.js';
+
 /**
- * Every error a service raises on purpose. `code` is one of the stable codes listed in
- * the spec; only http/errors.ts turns it into a status and the `{error, code, data}` body.
+ * Every error a service raises on purpose. `code` is one of the stable codes of the table
+ * of error codes, which the spec lists; only http/errors.ts turns it into its status and
+ * the `{error, code, data}` body.
  */
 export class DomainError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly data?: Record<string, unknown>,
   ) {

@@ -3,6 +3,7 @@ import type { JsvError } from './errors.js';
 import { pointer } from './json-pointer.js';
 import { checkParameterDeclarations } from './resource-parameters.js';
 import { checkPipeline } from './resource-pipelines.js';
+import { checkTriggerFilters } from './resource-triggers.js';
 import { createSuggest } from './resource-wording.js';
 
 type ResourceSpec = Schemas['ResourceSpec'];
@@ -62,6 +63,7 @@ export function checkResourceSet(entries: readonly SetEntry[]): JsvError[] {
     if (spec.type === 'command' || spec.type === 'task') {
       found = checkParameterDeclarations(spec.data.parameters ?? [], pointer(here, 'data', 'parameters'));
     }
+    if (spec.type === 'trigger') found = checkTriggerFilters(spec, here);
     // One by one: push(...found) passes each problem as an argument, and a broken set can
     // have more problems than a call takes arguments.
     for (const problem of found) problems.push(problem);

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { compileFilterPattern, patternMatches } from './filter-patterns.js';
 
 /** A trigger filter: a JSON pointer into the event data and one predicate on the value there. */
 export interface TriggerFilter {
@@ -34,16 +35,19 @@ export function resolvePointer(document: unknown, pointer: string): unknown {
 }
 
 // A missing value equals nothing and matches nothing, so the negative predicates hold for
-// it; a value that is not a string never matches a regular expression.
+// it; a value that is not a string, or is longer than the matched length, never matches a
+// regular expression. A pattern the engine refuses (installed before installs checked it)
+// makes its filter hold for no event: a trigger does not fire on a filter it cannot read.
 function holds(filter: TriggerFilter, value: unknown): boolean {
   const present = value !== MISSING;
-  const matches = (pattern: string) =>
-    present && typeof value === 'string' && new RegExp(pattern, 'u').test(value);
   if ('is_equal_to' in filter) return present && isDeepStrictEqual(value, filter.is_equal_to);
   if ('is_not_equal_to' in filter) return !present || !isDeepStrictEqual(value, filter.is_not_equal_to);
-  if (filter.matches !== undefined) return matches(filter.matches);
-  if (filter.does_not_match !== undefined) return !matches(filter.does_not_match);
-  return true;
+  const pattern = filter.matches ?? filter.does_not_match;
+  if (pattern === undefined) return true;
+  const compiled = compileFilterPattern(pattern);
+  if ('problem' in compiled) return false;
+  const matched = typeof value === 'string' && patternMatches(compiled.regex, value);
+  return filter.matches !== undefined ? matched : !matched;
 }
 
 /** True when every filter holds for the event data. */

@@ -1,44 +1,12 @@
 import type { ErrorRequestHandler, Request } from 'express';
+import { ERROR_CODES, type ErrorCode } from '../domain/error-codes.js';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
 import { isStorageUnavailable } from '../store/storage-errors.js';
 
-// The status of every error code the server produces. The spec lists the same codes
-// per status (components/responses); this is the only place that maps them.
-const STATUS_BY_CODE: Record<string, number> = {
-  invalid_request_body: 400,
-  invalid_query_parameter: 400,
-  invalid_route_variable: 400,
-  missing_project_id: 400,
-  invalid_json: 400,
-  authentication_required: 401,
-  invalid_api_key: 401,
-  permission_denied: 403,
-  route_not_found: 404,
-  unknown_project: 404,
-  unknown_account: 404,
-  unknown_resource: 404,
-  unknown_command: 404,
-  unknown_command_execution: 404,
-  unknown_pipeline: 404,
-  unknown_task: 404,
-  unknown_event: 404,
-  unknown_scratchpad_entry: 404,
-  method_not_allowed: 405,
-  duplicate_project_name: 409,
-  pipeline_finished: 409,
-  pipeline_not_finished: 409,
-  pipeline_not_failed: 409,
-  request_body_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal_error: 500,
-  service_unavailable: 503,
-};
-
 export interface ApiError {
   status: number;
-  body: { error: string; code: string; data?: Record<string, unknown> };
+  body: { error: string; code: ErrorCode; data?: Record<string, unknown> };
   headers: Record<string, string>;
 }
 
@@ -166,8 +134,7 @@ function toDomainError(error: unknown, req: Request): DomainError {
 
 export function toApiError(error: unknown, req: Request): ApiError {
   const { code, message, data } = toDomainError(error, req);
-  const status = STATUS_BY_CODE[code];
-  if (status === undefined) throw new Error(`error code ${code} has no status`);
+  const { status } = ERROR_CODES[code];
   const headers: Record<string, string> = {};
   if (status === 401) {
     headers['WWW-Authenticate'] =

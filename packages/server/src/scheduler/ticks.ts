@@ -13,8 +13,9 @@ type Event = Schemas['Event'];
 
 export interface TickerOptions {
   /**
-   * Longest sleep between two passes (default 10 s): how late the first tick of a schedule
-   * installed meanwhile can be, as installs do not wake the ticker.
+   * Longest sleep between two passes (default 10 s). Installs that change triggers wake the
+   * ticker (`schedulesChanged`); this bounds how late it sees changes nobody tells it of,
+   * such as an organization disabled in the database.
    */
   maxSleepMs?: number;
   /** A tick handled more than this after its time is a missed one (default 60 s, as the spec says). */
@@ -175,6 +176,13 @@ export function createTicker(
 
   return {
     tickOnce,
+    /** A pass now rather than at the end of the sleep: the first tick of a new schedule is on time. */
+    schedulesChanged(): void {
+      if (!running) return; // start() runs a pass anyway
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(loop, 0);
+      timer.unref();
+    },
     /** Handles due ticks now (missed ones by their policy), then keeps ticking. */
     start(): void {
       if (running) return;

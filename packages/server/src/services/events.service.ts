@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
@@ -15,6 +16,13 @@ type Event = Schemas['Event'];
 type Project = Schemas['Project'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
+
+/**
+ * How long weighing an event against filters runs before it lets other requests in: one match
+ * is bounded (TriggerFilter), but an organization may have thousands of triggers for one event.
+ */
+const MATCHING_SLICE_MS = 10;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createEventService(store: Store, work: WorkNotifier, clock: () => Date) {
   const trigger = (projectId: string, id: string) => {
@@ -46,18 +54,41 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
   return {
     /**
      * One event per enabled trigger that accepts the custom event, in the trigger's project,
-     * each starting the trigger's pipelines. The project header, or the project of a task's
-     * key, limits the triggers to that project.
+     * each starting the trigger's pipelines, all in one transaction. The project header, or the
+     * project of a task's key, limits the triggers to that project.
      */
-    create(principal: Principal, project: Project | undefined, submitted: Schemas['CustomEvent']): Event[] {
+    async create(
+      principal: Principal,
+      project: Project | undefined,
+      submitted: Schemas['CustomEvent'],
+    ): Promise<Event[]> {
       const projectId = principal.projectId ?? project?.id;
+      // Weighed outside the transaction, a slice of the event loop at a time.
+      const matched: { ref: { project_id: string; id: string }; filters: TriggerSpec['data']['filters'] }[] =
+        [];
+      let slice = performance.now();
+      for (const ref of store.triggers.listening(principal.orgId, 'custom', submitted.name, projectId)) {
+        const spec = trigger(ref.project_id, ref.id);
+        if (spec && filtersMatch(spec.data.filters, submitted.data))
+          matched.push({ ref, filters: spec.data.filters });
+        if (performance.now() - slice > MATCHING_SLICE_MS) {
+          await nextTurn();
+          slice = performance.now();
+        }
+      }
       const created = store.transaction(() => {
         const time = formatTime(clock());
         const eventTime = submitted.event_time ? normalizeTime(submitted.event_time) : time;
         const events: Event[] = [];
-        for (const ref of store.triggers.listening(principal.orgId, 'custom', submitted.name, projectId)) {
+        for (const { ref, filters } of matched) {
+          // A trigger removed, disabled or given other filters meanwhile is taken as it is now.
           const spec = trigger(ref.project_id, ref.id);
-          if (!spec || !filtersMatch(spec.data.filters, submitted.data)) continue;
+          if (!spec) continue;
+          if (
+            !isDeepStrictEqual(spec.data.filters, filters) &&
+            !filtersMatch(spec.data.filters, submitted.data)
+          )
+            continue;
           const event: Event = {
             id: newId(),
             org_id: principal.orgId,

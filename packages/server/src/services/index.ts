@@ -10,12 +10,23 @@ import { createProvisioningService } from './provisioning.service.js';
 import { createResourceService } from './resources.service.js';
 import { createScratchpadService } from './scratchpads.service.js';
 import { createTaskService } from './tasks.service.js';
-import type { WorkNotifier } from './work.js';
+import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
-export type { WorkNotifier } from './work.js';
+export type { ScheduleNotifier, WorkNotifier } from './work.js';
 
-/** The use cases over one store; `work` is the scheduler, told about new work. */
-export function createServices(store: Store, work: WorkNotifier, clock: () => Date = () => new Date()) {
+/** Where no ticker runs, nothing hears of changed schedules. */
+const NO_TICKER: ScheduleNotifier = { schedulesChanged: () => undefined };
+
+/**
+ * The use cases over one store; `work` is the scheduler, told about new work, and
+ * `schedules` the ticker of time triggers, told about changed triggers.
+ */
+export function createServices(
+  store: Store,
+  work: WorkNotifier,
+  clock: () => Date = () => new Date(),
+  schedules: ScheduleNotifier = NO_TICKER,
+) {
   const projects = createProjectService(store);
   const pipelines = createPipelineService(store, work, clock);
   return {
@@ -23,7 +34,7 @@ export function createServices(store: Store, work: WorkNotifier, clock: () => Da
     organizations: createOrganizationService(store),
     accounts: createAccountService(store),
     projects,
-    resources: createResourceService(store, projects, clock),
+    resources: createResourceService(store, projects, clock, schedules),
     commands: createCommandService(store, work, clock),
     events: createEventService(store, work, clock),
     pipelines,

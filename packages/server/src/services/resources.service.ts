@@ -10,6 +10,7 @@ import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
 import type { createProjectService } from './projects.service.js';
 import { createSpecValidator } from './resource-spec-schemas.js';
+import type { ScheduleNotifier } from './work.js';
 
 type Project = Schemas['Project'];
 type Resource = Schemas['Resource'];
@@ -32,6 +33,7 @@ export function createResourceService(
   store: Store,
   projects: ReturnType<typeof createProjectService>,
   clock: () => Date,
+  schedules: ScheduleNotifier,
 ) {
   const specs = createSpecValidator();
 
@@ -61,7 +63,8 @@ export function createResourceService(
     /**
      * Makes the resources of the project exactly `set`: validated whole first, then applied
      * in one IMMEDIATE transaction, so concurrent installations into a project serialize and
-     * each one diffs against what the previous one left.
+     * each one diffs against what the previous one left. A change to triggers then wakes the
+     * ticker, so that a new or changed schedule ticks on its own time, not at the next pass.
      */
     install(principal: Principal, projectId: string, set: readonly unknown[], options: InstallOptions): void {
       const project = projects.get(principal, projectId);
@@ -69,8 +72,9 @@ export function createResourceService(
       if (options.dryRun) return;
       const now = clock();
       const time = formatTime(now);
-      store.transaction(() => {
-        const plan = planInstallation(store.resources.installed(project.id), valid);
+      const triggersChanged = store.transaction(() => {
+        const installed = store.resources.installed(project.id);
+        const plan = planInstallation(installed, valid);
         for (const id of plan.delete) store.resources.delete(id);
         for (const { id, spec } of plan.update) store.resources.updateSpec(id, spec, time);
         for (const spec of plan.create) {
@@ -82,7 +86,16 @@ export function createResourceService(
             spec,
           });
         }
+        const triggers = new Set(
+          installed.filter((resource) => resource.type === 'trigger').map((r) => r.id),
+        );
+        return (
+          plan.create.some((spec) => spec.type === 'trigger') ||
+          plan.update.some(({ id }) => triggers.has(id)) ||
+          plan.delete.some((id) => triggers.has(id))
+        );
       });
+      if (triggersChanged) schedules.schedulesChanged();
     },
     list(project: Project, type: ResourceType | undefined, request: PageRequest): Page<Resource> {
       return store.resources.list(project.id, type, request);

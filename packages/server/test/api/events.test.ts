@@ -1,4 +1,4 @@
-import { walk } from '@pipewright/client';
+import { type Schemas, walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { command, finished, pipeline, projectWith, resourceId, task, trigger } from '../helpers/projects.js';
 import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
@@ -94,6 +94,58 @@ describe('createEvents', () => {
       (await orgClient.POST('/events', { body: { connector: 'custom', name, data } })).data;
     expect(await send({ a: 1, b: 2 })).toHaveLength(1);
     expect(await send({ a: 1, b: 3 })).toEqual([]);
+  });
+
+  // A backtracking engine takes about 2^n steps for n a's here (12 s for 30 of them, the
+  // server answering nobody meanwhile); the ones below would never end.
+  it('matches regular expressions in linear time, and answers other organizations meanwhile', async () => {
+    const name = uniqueName('evt');
+    const { client, orgClient } = await organizationWith(
+      trigger('nested', name, ['main'], [{ path: '/s', matches: '^(a+)+$' }]),
+    );
+    const send = async (s: string) =>
+      (await orgClient.POST('/events', { body: { connector: 'custom', name, data: { s } } })).data;
+    const other = server.client(server.newOrganization());
+    const [events, org] = await Promise.all([send(`${'a'.repeat(40)}!`), other.GET('/org')]);
+    expect(events).toEqual([]);
+    expect(org.data?.name).toMatch(/^org-/);
+    // The longest value matched, 4,096 characters, then one past it, which never matches.
+    expect(await send(`${'a'.repeat(4095)}!`)).toEqual([]);
+    const { data: none } = await client.GET('/pipelines', { params: { query: { size: 10 } } });
+    expect(none?.elements).toEqual([]);
+    expect(await send('a'.repeat(4096))).toHaveLength(1);
+    expect(await send('a'.repeat(4097))).toEqual([]);
+  });
+
+  it('refuses at installation a regular expression RE2 cannot run, with a pointer to it', async () => {
+    const { project } = await projectWith(server, []);
+    const filters = [
+      { path: '/s', matches: '(a)\\1' },
+      { path: '/s', does_not_match: 'a(?=b)' },
+    ];
+    await expect(
+      server.client().PUT('/projects/id/{id}/resources', {
+        params: { path: { id: project.id } },
+        body: { specs: [...noop, trigger('t', 'e', ['main'], filters)] as Schemas['ResourceSpec'][] },
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_request_body',
+      data: {
+        jsv_errors: [
+          {
+            pointer: '/specs/2/data/filters/0/matches',
+            reason:
+              'must be a regular expression in RE2 syntax (no backreferences, no lookaround): invalid escape sequence: `\\1`',
+          },
+          {
+            pointer: '/specs/2/data/filters/1/does_not_match',
+            reason:
+              'must be a regular expression in RE2 syntax (no backreferences, no lookaround): invalid or unsupported Perl syntax: `(?=`',
+          },
+        ],
+      },
+    });
   });
 
   it('reaches every project of the organization, or the header project only', async () => {

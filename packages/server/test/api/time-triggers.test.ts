@@ -2,6 +2,7 @@ import type { Schemas } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished, pipeline, projectWith, resourceId, task, trigger } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 // The ticker runs on a clock of the test's own; everything else runs on the real one.
 let now = new Date();
@@ -83,5 +84,48 @@ describe('time triggers', () => {
         ],
       },
     });
+  });
+});
+
+describe('time triggers on a running ticker', () => {
+  // Between passes this ticker sleeps an hour unless woken: a tick within the wait below
+  // shows that the install woke it.
+  let running: TestServer;
+  beforeAll(async () => {
+    running = await startTestServer({ ticker: { maxSleepMs: HOUR_MS } });
+    running.ticker?.start();
+  });
+  afterAll(() => running.close());
+
+  const firstTick = async (client: Awaited<ReturnType<typeof projectWith>>['client']) => {
+    const { data } = await waitFor(
+      () => client.GET('/events', { params: { query: { connector: 'time' } } }),
+      ({ data }) => (data?.elements.length ?? 0) > 0,
+    );
+    return data?.elements[0];
+  };
+
+  it('tick for the first time on time after their install', async () => {
+    const { client } = await projectWith(running, [
+      ...checksItsEvent,
+      timeTrigger('every-second', { periodic: 1 }),
+    ]);
+    expect(await firstTick(client)).toMatchObject({
+      trigger_id: await resourceId(client, 'trigger', 'every-second'),
+      connector: 'time',
+      name: 'tick',
+    });
+  });
+
+  it('tick on their new schedule as soon as it is installed', async () => {
+    const daily = [...checksItsEvent, timeTrigger('changing', { daily: { hour: 0 } })];
+    const { project, client } = await projectWith(running, daily);
+    await running.client().PUT('/projects/id/{id}/resources', {
+      params: { path: { id: project.id } },
+      body: {
+        specs: [...checksItsEvent, timeTrigger('changing', { periodic: 1 })] as Schemas['ResourceSpec'][],
+      },
+    });
+    expect(await firstTick(client)).toMatchObject({ connector: 'time', name: 'tick' });
   });
 });

@@ -6,10 +6,11 @@ import { pageRequest } from '../pagination.js';
 
 export function eventRoutes({ events }: Services): Handlers {
   return {
-    createEvents(req, res) {
+    async createEvents(req, res) {
       // The project header is optional here: without it, triggers of every project answer.
       const project = res.locals.project as Schemas['Project'] | undefined;
-      res.status(201).json(events.create(principalOf(res), project, req.body as Schemas['CustomEvent']));
+      const created = await events.create(principalOf(res), project, req.body as Schemas['CustomEvent']);
+      res.status(201).json(created);
     },
     listEvents(req, res) {
       const query = req.query as Record<string, string | undefined>;
