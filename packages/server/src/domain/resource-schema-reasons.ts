@@ -21,12 +21,16 @@ export interface SchemaError {
   propertyName?: string;
 }
 
-const NAME_REASON =
-  'must be a name: 1 to 100 lowercase letters, digits, "_" or "-", starting with a letter or a digit';
+// The patterns of the spec that say something simple, said in words.
+const PATTERN_REASONS: Record<string, string> = {
+  [NAME_PATTERN.source]:
+    'must be a name: 1 to 100 lowercase letters, digits, "_" or "-", starting with a letter or a digit',
+  // Text handed to processes (ProcessText, ParameterValue): C strings end at NUL.
+  '^[^\\u0000]*$': 'must not contain NUL (U+0000), which a process cannot receive',
+};
 
 const FORMAT_REASONS: Record<string, string> = {
   'json-pointer': 'must be a JSON pointer (RFC 6901) such as "/branch", or "" for the whole value',
-  regex: 'must be a valid regular expression (ECMAScript, Unicode mode)',
   'date-time': 'must be a date and time (RFC 3339) with its offset, such as "2026-11-22T10:00:00Z"',
 };
 
@@ -74,8 +78,7 @@ export function describeSchemaError(error: SchemaError, context = ''): JsvError 
       reason = `must be ${JSON.stringify(params.allowedValue)}`;
       break;
     case 'pattern':
-      reason =
-        params.pattern === NAME_PATTERN.source ? NAME_REASON : `must match the pattern ${params.pattern}`;
+      reason = PATTERN_REASONS[String(params.pattern)] ?? `must match the pattern ${params.pattern}`;
       break;
     case 'format':
       reason = FORMAT_REASONS[String(params.format)] ?? `must be a valid ${params.format}`;

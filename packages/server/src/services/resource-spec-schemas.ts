@@ -16,16 +16,6 @@ interface Discriminator {
   mapping: Record<string, string>;
 }
 
-/** Whether `source` compiles as the spec says filters are read: ECMAScript, Unicode mode. */
-function isUnicodeRegExp(source: string): boolean {
-  try {
-    new RegExp(source, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Where the request body schema of `PUT /projects/id/{id}/resources` describes each spec.
  * The request validator accepts any value there: specs are validated here, by type, and the
@@ -47,7 +37,6 @@ export function createSpecValidator() {
   // no defaults filled in, no coercion. Not strict: OpenAPI adds keywords (discriminator).
   const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, useDefaults: false });
   addFormats(ajv);
-  ajv.addFormat('regex', isUnicodeRegExp);
   ajv.addSchema({ $id: DOCUMENT_ID, components });
 
   const { propertyName, mapping } = components.schemas.ResourceSpec.discriminator;

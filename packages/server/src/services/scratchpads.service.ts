@@ -7,6 +7,17 @@ type Project = Schemas['Project'];
 
 /** Entries a scratchpad holds at most; values are bounded by the route's body limit. */
 export const MAX_SCRATCHPAD_ENTRIES = 1000;
+/**
+ * Bytes of keys and values (UTF-8) a scratchpad holds at most: what bounds the response of
+ * getScratchpad, which returns them all at once (1000 entries of 64 KiB would be 65 MB).
+ */
+export const MAX_SCRATCHPAD_BYTES = 1024 * 1024;
+
+const entryBytes = (key: string, value: string) => Buffer.byteLength(key) + Buffer.byteLength(value);
+
+function scratchpadFull(reason: string) {
+  return invalidRequestBody([{ pointer: '', reason }]);
+}
 
 export function createScratchpadService(store: Store, pipelines: Pick<PipelineService, 'get'>) {
   const pipelineOf = pipelines.get;
@@ -27,14 +38,19 @@ export function createScratchpadService(store: Store, pipelines: Pick<PipelineSe
     set(project: Project, pipelineId: string, key: string, value: string): void {
       store.transaction(() => {
         const { id } = pipelineOf(project, pipelineId);
-        const isNew = store.scratchpads.get(id, key) === undefined;
-        if (isNew && store.scratchpads.size(id) >= MAX_SCRATCHPAD_ENTRIES) {
-          throw invalidRequestBody([
-            {
-              pointer: '',
-              reason: `the scratchpad already holds ${MAX_SCRATCHPAD_ENTRIES} entries, its limit`,
-            },
-          ]);
+        const previous = store.scratchpads.get(id, key);
+        if (previous === undefined && store.scratchpads.size(id) >= MAX_SCRATCHPAD_ENTRIES) {
+          throw scratchpadFull(`the scratchpad already holds ${MAX_SCRATCHPAD_ENTRIES} entries, its limit`);
+        }
+        const before = store.scratchpads.bytes(id);
+        const after =
+          before - (previous === undefined ? 0 : entryBytes(key, previous)) + entryBytes(key, value);
+        // A write that does not grow the scratchpad always passes: one filled before the
+        // limit existed can still be shrunk.
+        if (after > MAX_SCRATCHPAD_BYTES && after > before) {
+          throw scratchpadFull(
+            `the scratchpad holds ${before} bytes of keys and values; this entry would bring it to ${after}, past its limit of ${MAX_SCRATCHPAD_BYTES}`,
+          );
         }
         store.scratchpads.set(id, key, value);
       });

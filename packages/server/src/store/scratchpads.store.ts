@@ -10,6 +10,11 @@ export function createScratchpadStore(db: Db) {
   const count = db.prepare<[string], { n: number }>(
     'SELECT count(*) AS n FROM scratchpad_entries WHERE pipeline_id = ?',
   );
+  // Bytes of UTF-8 (the database's encoding): a text cast to a blob keeps its bytes.
+  const bytes = db.prepare<[string], { n: number }>(
+    `SELECT coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0) AS n
+     FROM scratchpad_entries WHERE pipeline_id = ?`,
+  );
   const upsert = db.prepare(
     `INSERT INTO scratchpad_entries (pipeline_id, key, value) VALUES (?, ?, ?)
      ON CONFLICT (pipeline_id, key) DO UPDATE SET value = excluded.value`,
@@ -25,6 +30,10 @@ export function createScratchpadStore(db: Db) {
     },
     size(pipelineId: string): number {
       return count.get(pipelineId)?.n ?? 0;
+    },
+    /** The bytes of every key and value of the scratchpad, in UTF-8. */
+    bytes(pipelineId: string): number {
+      return bytes.get(pipelineId)?.n ?? 0;
     },
     set(pipelineId: string, key: string, value: string): void {
       upsert.run(pipelineId, key, value);
