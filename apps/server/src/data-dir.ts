@@ -1,17 +1,28 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import {
-  DEFAULT_SEARCH_PATH,
-  type ExclusiveLock,
-  takeExclusiveLock,
-  treeRemovalArgv,
-} from '@pipewright/server';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_SEARCH_PATH, takeExclusiveLock, treeRemovalArgv } from '@pipewright/server';
 
 const DATABASE_FILE = 'pipewright.db';
 const SERVER_LOCK_FILE = 'server.lock';
+/** Written by a stopping server: until when its stop may last, for a successor to wait. */
+const STOPPING_FILE = 'server.stopping';
+/** How long past the announced end of a stop a successor still waits, for a loaded machine. */
+const STOP_OVERRUN_MS = 10_000;
+const LOCK_POLL_MS = 100;
 
 /** The program cannot start as asked; its message says why, for the person who started it. */
 export class StartupError extends Error {}
@@ -32,15 +43,66 @@ export function privateDatabaseFile(dataDir: string): string {
   return file;
 }
 
+/** The lock of a data directory's one server. */
+export interface ServerLock {
+  /**
+   * Says that this server is stopping and will have stopped within `withinMs`: a server started
+   * meanwhile on the directory waits for it (that long, and a margin) instead of refusing.
+   */
+  announceStop(withinMs: number): void;
+  release(): void;
+}
+
 /**
  * Makes this process the one server of the data directory, or throws StartupError. Two
  * servers on one database would each take the other's running tasks for ones left by a
  * crash, and stop them. The lock is released when the process ends, however it ends.
+ *
+ * While the holder is stopping (it announced it), this waits for its end instead, calling
+ * `onWait` first: a service manager or a person may start the next server as soon as they
+ * asked the last one to stop, without racing against its stop deadline.
  */
-export function lockDataDir(dataDir: string): ExclusiveLock {
-  const lock = takeExclusiveLock(join(dataDir, SERVER_LOCK_FILE));
-  if (!lock) throw new StartupError(`another pipewright-server is already serving ${dataDir}`);
-  return lock;
+export async function lockDataDir(dataDir: string, onWait?: (until: Date) => void): Promise<ServerLock> {
+  const lockFile = join(dataDir, SERVER_LOCK_FILE);
+  const stoppingFile = join(dataDir, STOPPING_FILE);
+  let waitingFor: number | undefined;
+  let lock = takeExclusiveLock(lockFile);
+  while (!lock) {
+    // Read again each time: the server waited for may be gone, and another have taken its place.
+    const until = announcedStop(stoppingFile);
+    if (until === undefined)
+      throw new StartupError(`another pipewright-server is already serving ${dataDir}`);
+    if (waitingFor !== until.getTime()) onWait?.(until);
+    waitingFor = until.getTime();
+    if (Date.now() > waitingFor + STOP_OVERRUN_MS) {
+      throw new StartupError(
+        `the pipewright-server stopping on ${dataDir} did not stop by ${until.toISOString()}`,
+      );
+    }
+    await sleep(LOCK_POLL_MS);
+    lock = takeExclusiveLock(lockFile);
+  }
+  // The announcement of the last server, stopped or crashed, is over.
+  rmSync(stoppingFile, { force: true });
+  const held = lock;
+  return {
+    announceStop(withinMs) {
+      const until = new Date(Date.now() + withinMs).toISOString();
+      writeFileSync(stoppingFile, `${JSON.stringify({ pid: process.pid, until })}\n`, { mode: 0o600 });
+    },
+    release: () => held.release(),
+  };
+}
+
+/** When the stop a server announced ends at the latest; undefined if none is announced. */
+function announcedStop(file: string): Date | undefined {
+  try {
+    const { until } = JSON.parse(readFileSync(file, 'utf8')) as { until?: unknown };
+    const date = new Date(typeof until === 'string' ? until : Number.NaN);
+    return Number.isNaN(date.getTime()) ? undefined : date;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface WorkRoot {

@@ -5,10 +5,13 @@ import { authenticate } from './http/authenticate.js';
 import { dispatch } from './http/dispatch.js';
 import { errorHandler } from './http/errors.js';
 import { jsonBodies } from './http/json-body.js';
+import { sendJsonAsApplicationJson } from './http/json-response.js';
+import { methodHandling } from './http/methods.js';
 import { projectOperations, projectScope } from './http/project-scope.js';
 import { type RateLimit, rateLimit } from './http/rate-limit.js';
 import { rawTextBody } from './http/raw-text.js';
 import { requestLog } from './http/request-log.js';
+import { originForm } from './http/request-target.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
 import { commandRoutes } from './http/routes/commands.routes.js';
 import { eventRoutes } from './http/routes/events.routes.js';
@@ -19,6 +22,7 @@ import { resourceRoutes } from './http/routes/resources.routes.js';
 import { scratchpadRoutes } from './http/routes/scratchpad.routes.js';
 import { statusRoutes } from './http/routes/status.routes.js';
 import { taskRoutes } from './http/routes/tasks.routes.js';
+import { refuseWhileStopping } from './http/stopping.js';
 import { apiValidator } from './http/validator.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { Services } from './services/index.js';
@@ -32,7 +36,7 @@ export interface AppOptions {
   rateLimit?: RateLimit | false;
   /** Validate every response against the spec too (tests do; a failure answers 500). */
   validateResponses?: boolean;
-  /** True once the server is stopping: requests then get 503 service_unavailable. */
+  /** True once the server is stopping: requests then get 503, but those of running tasks' keys. */
   isStopping?: () => boolean;
 }
 
@@ -48,15 +52,15 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  sendJsonAsApplicationJson(app);
 
+  // First: everything after sees the origin-form of the target, whatever form was sent.
+  app.use(originForm());
   app.use(requestLog(logger));
-  app.use((_req, res, next) => {
-    if (!options.isStopping?.()) return next();
-    res.set('Connection', 'close');
-    throw new DomainError('service_unavailable', 'the server is stopping; retry on another or later');
-  });
   app.use(authenticate(services.auth));
+  if (options.isStopping) app.use(refuseWhileStopping(options.isStopping));
   if (limit) app.use(rateLimit(limit));
+  app.use(methodHandling(openapiDocument));
   app.put('/v0/pipelines/id/:id/scratchpad/key/:key', rawTextBody(SCRATCHPAD_VALUE_LIMIT_BYTES));
   app.use(jsonBodies(openapiDocument, options.bodyLimitBytes ?? 1024 * 1024));
   app.use(apiValidator(options.validateResponses ?? false));

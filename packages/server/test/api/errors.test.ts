@@ -38,7 +38,7 @@ describe('unknown routes and methods', () => {
   it('answers method_not_allowed with an Allow header', async () => {
     const answer = await send('PATCH', '/v0/projects');
     expectErrorObject(answer, 405, 'method_not_allowed');
-    expect(String(answer.headers.allow).split(/, */).sort()).toEqual(['GET', 'POST']);
+    expect(String(answer.headers.allow).split(/, */).sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
   });
 });
 
