@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LogLevel, UidRange } from '@pipewright/server';
+import type { LogLevel, RetentionOptions, UidRange } from '@pipewright/server';
 
 export interface ServeConfig {
   host: string;
@@ -25,6 +25,8 @@ export interface ServeConfig {
    * allows it (the server runs as root), else none.
    */
   taskUsers: UidRange | 'off' | 'auto';
+  /** Days kept (undefined: forever): see RetentionOptions of @pipewright/server. */
+  retention: RetentionOptions;
 }
 
 /** The default task users: a range no account or usual subordinate-uid range comes near. */
@@ -68,6 +70,18 @@ Options (each also read from the environment variable named beside it):
                         neither the data directory nor another task's processes
                         (PIPEWRIGHT_TASK_USERS; default 2000000000-2000999999 when the
                         server runs as root, else off: tasks then run as the server's user)
+  --pipeline-retention DAYS|off
+                        days finished pipelines without a retention of their own are
+                        kept, counted from their end (PIPEWRIGHT_PIPELINE_RETENTION,
+                        default off: kept until deleted with their project)
+  --step-output-retention DAYS|off
+                        days the step output of those pipelines is kept; their steps
+                        stay, with an empty output (PIPEWRIGHT_STEP_OUTPUT_RETENTION,
+                        default 90)
+  --event-retention DAYS|off
+                        days events and their command executions are kept, and longer
+                        while a pipeline they started is (PIPEWRIGHT_EVENT_RETENTION,
+                        default 90)
   -h, --help            show this help
 `;
 
@@ -117,6 +131,9 @@ function parse(argv: string[]) {
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
       'task-users': { type: 'string' },
+      'pipeline-retention': { type: 'string' },
+      'step-output-retention': { type: 'string' },
+      'event-retention': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -181,7 +198,30 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     requestTimeoutMs:
       1000 * Math.max(1, count(values, env, 'request-timeout', 'PIPEWRIGHT_REQUEST_TIMEOUT', 30)),
     taskUsers: taskUsersOf((values['task-users'] as string | undefined) ?? env.PIPEWRIGHT_TASK_USERS),
+    retention: {
+      pipelineDays: days(values, env, 'pipeline-retention', 'PIPEWRIGHT_PIPELINE_RETENTION', undefined),
+      stepOutputDays: days(values, env, 'step-output-retention', 'PIPEWRIGHT_STEP_OUTPUT_RETENTION', 90),
+      eventDays: days(values, env, 'event-retention', 'PIPEWRIGHT_EVENT_RETENTION', 90),
+    },
   };
+}
+
+/** A number of days, at least 1, or `off` (undefined: kept forever), from a flag or its variable. */
+function days(
+  values: ParsedCommand['values'],
+  env: Env,
+  flag: string,
+  variable: string,
+  fallback: number | undefined,
+): number | undefined {
+  const raw = (values[flag] as string | undefined) ?? env[variable];
+  if (raw === undefined) return fallback;
+  if (raw === 'off') return undefined;
+  // At most 100 years, the bound of a pipeline's own retention.
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 36500) {
+    throw new UsageError(`--${flag} wants a number of days (1 to 36500) or off, not ${raw}`);
+  }
+  return Number(raw);
 }
 
 function taskUsersOf(raw: string | undefined): ServeConfig['taskUsers'] {

@@ -15,6 +15,7 @@ import {
 } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
 import { lockDataDir, prepareWorkRoot, privateDatabaseFile } from './data-dir.js';
+import { startPurging } from './purging.js';
 import { chooseTaskUsers } from './task-users.js';
 import { ensureCertificate, readTls } from './tls.js';
 
@@ -24,7 +25,9 @@ export async function serve(config: ServeConfig): Promise<void> {
   // handled, the write fails instead, like on a full disk, and the API answers 503.
   process.on('SIGXFSZ', () => undefined);
   const databaseFile = privateDatabaseFile(config.dataDir);
-  const serverLock = lockDataDir(config.dataDir);
+  const serverLock = await lockDataDir(config.dataDir, (until) =>
+    logger.info('waiting for the server stopping on the data directory', { until: until.toISOString() }),
+  );
   const store = openStore(databaseFile);
   // The scheduler's bookkeeping (claims, step records) goes through a connection that does
   // not sync every commit: what the API acknowledges still does, through `store`.
@@ -52,7 +55,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     },
     logger,
   );
-  const services = createServices(store, scheduler);
+  // Installs tell the ticker of changed triggers; it starts once tasks can run (below).
+  const ticker = createTicker(store, scheduler, logger);
+  const services = createServices(store, scheduler, undefined, ticker);
   announceFirstKey(config.dataDir, services.provisioning.bootstrap());
 
   let stopping = false;
@@ -81,7 +86,14 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   } else {
     server = createHttpsServer(
-      { ...readTls(tls), minVersion: 'TLSv1.2', handshakeTimeout: config.requestTimeoutMs, ...timeouts },
+      {
+        ...readTls(tls),
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: config.requestTimeoutMs,
+        // Node offers only http/1.1 by default: clients asking for HTTP/1.0 (curl --http1.0) failed.
+        ALPNProtocols: ['http/1.1', 'http/1.0'],
+        ...timeouts,
+      },
       app,
     );
     scheme = 'https';
@@ -100,15 +112,19 @@ export async function serve(config: ServeConfig): Promise<void> {
   const taskHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
   scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile: workRoot.caFile });
   // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
-  const ticker = createTicker(store, scheduler, logger);
   ticker.start();
+  // Expired data goes in short batches, on a thread of its own.
+  const purger = startPurging(workStore, databaseFile, config.retention, logger);
 
   onStopSignal(logger, async () => {
     stopping = true;
+    serverLock.announceStop(config.stopDeadlineMs + config.abortGraceMs);
     ticker.stop();
-    server.close();
-    server.closeIdleConnections();
+    await purger.stop();
     await stopWork(scheduler, config.stopDeadlineMs, logger);
+    // Only now, and before the lock goes: until here new connections and requests got 503
+    // (but those of running tasks), where a closed port would have said nothing.
+    server.close();
     server.closeAllConnections();
     workStore.close();
     store.close();

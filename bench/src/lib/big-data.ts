@@ -53,5 +53,8 @@ export async function startWithBigData(
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
-  return { server: await startPipewright(dataDir), projectId };
+  // The rows are older than the default retentions: kept, so that what is measured stays (and
+  // no purge runs meanwhile).
+  const keep = ['--event-retention', 'off', '--step-output-retention', 'off'];
+  return { server: await startPipewright(dataDir, keep), projectId };
 }

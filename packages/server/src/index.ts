@@ -7,6 +7,13 @@ export { DEFAULT_SEARCH_PATH, runSteps } from './runner/index.js';
 export { taskUsersProblem, type UidRange } from './runner/task-users.js';
 export { treeRemovalArgv } from './runner/tree-removal.js';
 export {
+  createPurger,
+  type PurgeCounts,
+  type Purger,
+  type PurgerOptions,
+  type RetentionOptions,
+} from './scheduler/purger.js';
+export {
   createScheduler,
   type Scheduler,
   type SchedulerOptions,

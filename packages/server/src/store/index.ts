@@ -8,6 +8,7 @@ import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
 import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
+import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
@@ -36,6 +37,7 @@ export function createStore(db: Db) {
     stepExecutions: createStepExecutionStore(db),
     taskKeys: createTaskKeyStore(db),
     scratchpads: createScratchpadStore(db),
+    retention: createRetentionStore(db),
     /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
     changeStamp: createChangeStamp(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */

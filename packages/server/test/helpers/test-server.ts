@@ -8,8 +8,9 @@ import { generate } from 'selfsigned';
 import { type AppOptions, createApp } from '../../src/app.js';
 import { silentLogger } from '../../src/logger.js';
 import { runSteps } from '../../src/runner/index.js';
+import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
-import { createTicker, type Ticker } from '../../src/scheduler/ticks.js';
+import { createTicker, type Ticker, type TickerOptions } from '../../src/scheduler/ticks.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 
@@ -24,8 +25,13 @@ export interface TestServer {
   services: Services;
   store: Store;
   scheduler: Scheduler;
-  /** The ticker of time triggers, when asked for: not started, its passes are the test's to run. */
+  /**
+   * The ticker of time triggers, when asked for, told of installs: not started, its passes
+   * are the test's to run (or to start).
+   */
   ticker?: Ticker;
+  /** The purger of expired data, when asked for: not started, its passes are the test's to run. */
+  purger?: Purger;
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
@@ -60,8 +66,10 @@ export function uniqueName(prefix: string): string {
 export async function startTestServer(
   options: Partial<Omit<AppOptions, 'services'>> & {
     scheduler?: Partial<SchedulerOptions>;
-    /** Makes `ticker`, on this clock. */
-    ticker?: { clock: () => Date };
+    /** Makes `ticker`, on this clock (default the real one), with these options. */
+    ticker?: { clock?: () => Date } & TickerOptions;
+    /** Makes `purger`, with these retentions, on this clock. */
+    purger?: PurgerOptions & { clock: () => Date };
     /** The scheduler writes through a connection of its own, as the program's does. */
     schedulerConnection?: 'shared' | 'own';
   } = {},
@@ -82,13 +90,16 @@ export async function startTestServer(
     },
     silentLogger,
   );
-  const services = createServices(store, scheduler);
+  const ticker =
+    options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock, options.ticker);
+  const services = createServices(store, scheduler, undefined, ticker);
+  const purger = options.purger && createPurger(store, options.purger, options.purger.clock);
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
-  const ticker = options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock);
   const {
     scheduler: _schedulerOptions,
     ticker: _tickerOptions,
+    purger: _purgerOptions,
     schedulerConnection: _schedulerConnection,
     ...appOptions
   } = options;
@@ -110,6 +121,7 @@ export async function startTestServer(
     store,
     scheduler,
     ...(ticker ? { ticker } : {}),
+    ...(purger ? { purger } : {}),
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
     newOrganization: () =>
@@ -118,6 +130,8 @@ export async function startTestServer(
     newAccount: (organization, role) =>
       services.provisioning.createAccount(organization, `${uniqueName(role)}@example.test`, role),
     close: async () => {
+      ticker?.stop();
+      await purger?.stop();
       await scheduler.stop(0);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

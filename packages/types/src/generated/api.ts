@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * Get the whole scratchpad of a pipeline
-         * @description Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
+         * @description Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The response is bounded: a scratchpad holds at most 1048576 bytes of keys and values (see `PUT /pipelines/id/{id}/scratchpad/key/{key}`), so the object is about 1 MiB at most, more only where JSON escapes lengthen the text (a quote or a newline takes 2 bytes, another control character 6). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
          */
         get: operations["getScratchpad"];
         put?: never;
@@ -653,7 +653,7 @@ export interface paths {
                  */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+                 * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
                  * @example build-version
                  */
                 key: components["parameters"]["KeyPath"];
@@ -667,7 +667,7 @@ export interface paths {
         get: operations["getScratchpadEntry"];
         /**
          * Set a scratchpad entry
-         * @description Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.
+         * @description Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). It also holds at most 1048576 bytes (1 MiB) of keys and values together, counted in UTF-8, which bounds `GET /pipelines/id/{id}/scratchpad`: a write that would take the total past it gives `400 invalid_request_body`, whose reason says how many bytes the scratchpad holds (a write that does not make the total grow is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.
          */
         put: operations["setScratchpadEntry"];
         post?: never;
@@ -1301,7 +1301,9 @@ export interface components {
             missed?: unknown;
         });
         /**
-         * @description A condition on the data of an event: `path` designates a value inside the event's `data` and exactly one predicate tests it. A value missing at `path` equals nothing and matches nothing, so `is_not_equal_to` and `does_not_match` hold for it. Regular expressions are ECMAScript ones in Unicode mode (the `u` flag), unanchored (use `^` and `$` to match the whole string), and only match string values.
+         * @description A condition on the data of an event: `path` designates a value inside the event's `data` and exactly one predicate tests it. A value missing at `path` equals nothing and matches nothing, so `is_not_equal_to` and `does_not_match` hold for it.
+         *
+         *     Regular expressions use the RE2 syntax (https://github.com/google/re2/wiki/Syntax), matched in time linear in the value: there are no backreferences and no lookaround, and flags are set inline, such as `(?i)` for case-insensitive matching. They are unanchored (use `^` and `$` to match the whole string) and only match string values of at most 4,096 characters: a longer string never matches, so `does_not_match` holds for it. A pattern has at most 500 characters and compiles to at most 600 RE2 instructions: about one per character or class, a counted repetition such as `x{100}` counting `x` that many times. An installation with a pattern that breaks these rules is refused with `invalid_request_body`, pointing at it. These bounds keep one match to a few milliseconds, the time being about the length of the value times the size of the compiled pattern; an event weighed against many triggers is matched a slice at a time, between which the server answers other requests. A filter whose pattern RE2 refuses (one installed before these rules) holds for no event, so its trigger fires for none until it is installed again.
          * @example {
          *       "path": "/branch",
          *       "is_equal_to": "main"
@@ -1321,15 +1323,9 @@ export interface components {
             is_equal_to?: unknown;
             /** @description Holds when the value at `path` is absent or differs from this JSON value. */
             is_not_equal_to?: unknown;
-            /**
-             * Format: regex
-             * @description Holds when the value at `path` is a string matched by this regular expression.
-             */
+            /** @description Holds when the value at `path` is a string of at most 4,096 characters matched by this RE2 regular expression. */
             matches?: string;
-            /**
-             * Format: regex
-             * @description Holds when the value at `path` is absent, not a string, or a string not matched by this regular expression.
-             */
+            /** @description Holds when the value at `path` is absent, not a string, a string of more than 4,096 characters, or one not matched by this RE2 regular expression. */
             does_not_match?: string;
         } & ({
             path?: unknown;
@@ -1482,7 +1478,12 @@ export interface components {
             data: components["schemas"]["TriggerData"];
         };
         /**
-         * @description Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`.
+         * @description Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
+         * @example production
+         */
+        ProcessText: string;
+        /**
+         * @description Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`. A string cannot hold NUL (U+0000): values become environment variables of the steps, which cannot carry it.
          * @example production
          * @example 3
          * @example true
@@ -1511,7 +1512,7 @@ export interface components {
              */
             type: "string" | "number" | "boolean";
             /** @description For `string` parameters only: the allowed values, turning the parameter into an enumeration. Not allowed for other types. */
-            values?: string[];
+            values?: components["schemas"]["ProcessText"][];
             /** @description Value used when none is given; its type must match `type`, and it must be one of `values` when those are set. Without a default the parameter is required. */
             default?: components["schemas"]["ParameterValue"];
             /** @description What the parameter is for, shown to users. */
@@ -1718,7 +1719,7 @@ export interface components {
              * @default false
              */
             concurrent?: boolean;
-            /** @description Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end. Without it they are kept until deleted with the project. */
+            /** @description Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored). */
             retention?: number;
             /** @description Entries of the pipeline; their names (explicit or defaulted) must be unique. */
             tasks: components["schemas"]["PipelineTask"][];
@@ -1800,7 +1801,7 @@ export interface components {
             /** @description Settings of the runtime. `container` requires `image`; `local` takes none (the object must be empty or absent). */
             parameters?: {
                 /** @description Container image reference, such as `node:22-bookworm`. */
-                image?: string;
+                image?: components["schemas"]["ProcessText"];
             };
         } & ({
             /** @constant */
@@ -1832,11 +1833,11 @@ export interface components {
             /** @description Short human-readable title of the step, shown in outputs and failure messages. */
             label?: string;
             /** @description Program to run without a shell: a path, or a name looked up in `PATH`. */
-            command?: string;
+            command?: components["schemas"]["ProcessText"];
             /** @description Arguments passed to the program, or to the script as `$1`, `$2`..., without shell expansion. */
-            arguments?: string[];
+            arguments?: components["schemas"]["ProcessText"][];
             /** @description Script to run. Without a `#!` first line it runs under `/bin/sh` with `set -eu`; with one, under the interpreter it names. */
-            code?: string;
+            code?: components["schemas"]["ProcessText"];
             /** @description Path of the file `code` was read from. Clients read the file and send its content in `code` before installing resources; the server keeps the path only to show where the script came from, and never reads it. */
             source?: string;
         } & ({
@@ -1908,9 +1909,9 @@ export interface components {
             runtime?: components["schemas"]["TaskRuntime"];
             /** @description Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). */
             identities?: components["schemas"]["Name"][];
-            /** @description Environment variables set for every step of the task, by variable name. */
+            /** @description Environment variables set for every step of the task, by variable name; values cannot hold NUL. */
             environment?: {
-                [key: string]: string;
+                [key: string]: components["schemas"]["ProcessText"];
             };
             /** @description Steps run in order; the task succeeds when all of them exit with status 0. */
             steps: components["schemas"]["TaskStep"][];
@@ -2479,7 +2480,7 @@ export interface components {
             next?: components["schemas"]["Cursor"];
         };
         /**
-         * @description Key/value store of a pipeline, shared by its tasks to pass small values to one another (a built version, an artifact URL). Keys are 1 to 256 characters, values are text; a pipeline holds at most 1000 entries. A restart clears it; a restart from failure keeps it.
+         * @description Key/value store of a pipeline, shared by its tasks to pass small values to one another (a built version, an artifact URL). Keys are 1 to 256 characters without NUL, values are text of at most 65536 bytes; a pipeline holds at most 1000 entries, and at most 1048576 bytes (1 MiB) of keys and values together, counted in UTF-8, so that the whole scratchpad is always small enough to read in one response. A restart clears it; a restart from failure keeps it.
          * @example {
          *       "version": "1.4.0",
          *       "artifact_url": "https://artifacts.acme-robotics.example/web-shop/1.4.0/dist.tar.gz"
@@ -3063,7 +3064,7 @@ export interface components {
          */
         PipelineStatusFilter: components["schemas"]["PipelineStatus"];
         /**
-         * @description Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+         * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
          * @example build-version
          */
         KeyPath: string;
@@ -4648,7 +4649,7 @@ export interface operations {
                  */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+                 * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
                  * @example build-version
                  */
                 key: components["parameters"]["KeyPath"];
@@ -4690,7 +4691,7 @@ export interface operations {
                  */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+                 * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
                  * @example build-version
                  */
                 key: components["parameters"]["KeyPath"];
@@ -4736,7 +4737,7 @@ export interface operations {
                  */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+                 * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
                  * @example build-version
                  */
                 key: components["parameters"]["KeyPath"];

@@ -1,0 +1,159 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { formatTime } from '../domain/time.js';
+import type { Store } from '../store/index.js';
+import type { BatchResult, Cutoffs } from '../store/retention.store.js';
+
+/** How long what grows without bound is kept, in days; undefined keeps it forever. */
+export interface RetentionOptions {
+  /** Finished pipelines without a `retention` of their own (default: forever, as the spec says). */
+  pipelineDays?: number | undefined;
+  /** The step output of finished pipelines without a `retention` of their own. */
+  stepOutputDays?: number | undefined;
+  /** Events and their command executions; longer while a pipeline they made is left. */
+  eventDays?: number | undefined;
+}
+
+export interface PurgerOptions extends RetentionOptions {
+  /**
+   * How long the deletions of one batch should take (default 2 ms): the batch size follows what
+   * the last batches took. A batch holds the database's write lock that long, and its commit.
+   */
+  batchMs?: number;
+  /**
+   * Rest after each batch, and at least as long as the batch took (default 5 ms). A write of
+   * another connection that finds the database locked retries 1, 3 and 8 ms later (SQLite's busy
+   * handler): with batches of about 2 ms and their commit, it gets in within 8 ms.
+   */
+  restMs?: number;
+}
+
+/** What one pass deleted. */
+export interface PurgeCounts {
+  pipelines: number;
+  /** Pipelines whose step output was emptied. */
+  step_outputs: number;
+  events: number;
+  command_executions: number;
+}
+
+const MS_PER_DAY = 86_400_000;
+const FIRST_BATCH = 16;
+const LARGEST_BATCH = 2000;
+
+/**
+ * A batch size that follows a time budget: rows deleted per batch vary (a pipeline takes its
+ * tasks, steps and output along), so the size is scaled by how long the deletions of the last
+ * full batch took (not its commit, which now and then includes a checkpoint of the WAL), at
+ * most doubling at a time.
+ */
+function batchSizer(budgetMs: number) {
+  let size = FIRST_BATCH;
+  return {
+    get size() {
+      return size;
+    },
+    /** A full batch of the current size took `ms`. */
+    took(ms: number) {
+      const scale = Math.min(2, budgetMs / Math.max(ms, 0.01));
+      size = Math.max(1, Math.min(LARGEST_BATCH, Math.floor(size * scale)));
+    },
+  };
+}
+
+/**
+ * Deletes what retention says has expired (store/retention.store.ts): finished pipelines past
+ * their own retention or the server's, step output past the server's, events and command
+ * executions past theirs. Each batch is one short transaction, so a crash loses at most the
+ * batch under way. After each batch the purger rests (`restMs`): other connections' writes get
+ * the database between batches. The program runs passes on a thread of their own, with a
+ * connection of their own, so that no batch holds up a request; tests run them on a fake clock.
+ */
+export function createPurger(
+  store: Store,
+  options: PurgerOptions = {},
+  clock: () => Date = () => new Date(),
+) {
+  const budgetMs = options.batchMs ?? 2;
+  const restMs = options.restMs ?? 5;
+  const sizers = {
+    expired: batchSizer(budgetMs),
+    ended: batchSizer(budgetMs),
+    output: batchSizer(budgetMs),
+    events: batchSizer(budgetMs),
+  };
+  let stopped = false;
+  let pass: Promise<PurgeCounts> | undefined;
+
+  const cutoff = (now: Date, days: number | undefined) =>
+    days === undefined ? undefined : formatTime(new Date(now.getTime() - days * MS_PER_DAY));
+  const cutoffsAt = (now: Date): Cutoffs => ({
+    now: formatTime(now),
+    pipelines: cutoff(now, options.pipelineDays),
+    stepOutput: cutoff(now, options.stepOutputDays),
+    events: cutoff(now, options.eventDays),
+  });
+
+  /** Runs batches until one comes back short of its size (or the purger stops), adding up what they deleted. */
+  const drain = async (
+    sizer: ReturnType<typeof batchSizer>,
+    batch: (limit: number) => BatchResult,
+    counts: PurgeCounts,
+  ) => {
+    while (!stopped) {
+      const limit = sizer.size;
+      const began = performance.now();
+      let deletionsMs = 0;
+      const result = store.transaction(() => {
+        const done = batch(limit);
+        deletionsMs = performance.now() - began;
+        return done;
+      });
+      counts.pipelines += result.pipelines;
+      counts.step_outputs += result.stepOutputs;
+      counts.events += result.events;
+      counts.command_executions += result.commandExecutions;
+      if (result.scanned < limit) return;
+      sizer.took(deletionsMs);
+      await sleep(Math.max(restMs, performance.now() - began));
+    }
+  };
+
+  const run = async (): Promise<PurgeCounts> => {
+    const cutoffs = cutoffsAt(clock());
+    const counts: PurgeCounts = { pipelines: 0, step_outputs: 0, events: 0, command_executions: 0 };
+    if (!store.retention.anyExpired(cutoffs)) return counts;
+    const { retention } = store;
+    await drain(sizers.expired, (limit) => retention.deleteExpiredPipelines(cutoffs, limit), counts);
+    await drain(sizers.ended, (limit) => retention.deletePipelinesEndedBefore(cutoffs, limit), counts);
+    await drain(sizers.output, (limit) => retention.deleteStepOutput(cutoffs, limit), counts);
+    await drain(sizers.events, (limit) => retention.deleteEvents(cutoffs, limit), counts);
+    return counts;
+  };
+
+  return {
+    /**
+     * Whether a pass now would find anything expired: a few lookups through indexes, cheap
+     * enough for the event loop's thread, which then starts a pass elsewhere only when needed.
+     */
+    hasWork(): boolean {
+      return store.retention.anyExpired(cutoffsAt(clock()));
+    },
+    /** One pass over everything expired at the clock's time; a pass under way is waited for first. */
+    async purgeOnce(): Promise<PurgeCounts> {
+      while (pass) await pass.catch(() => undefined);
+      pass = run();
+      try {
+        return await pass;
+      } finally {
+        pass = undefined;
+      }
+    },
+    /** Ends the pass under way after its current batch (none runs between turns of the event loop), and waits for it. */
+    async stop(): Promise<void> {
+      stopped = true;
+      await pass?.catch(() => undefined);
+    },
+  };
+}
+
+export type Purger = ReturnType<typeof createPurger>;
