@@ -135,7 +135,8 @@ describe('pipewright commands execute', () => {
 
 describe('pipewright inside a task', () => {
   it('uses the scratchpad of the running pipeline with only the environment of the task', async () => {
-    const cli = `/usr/bin/node ${CLI_BIN}`;
+    // Quoted for the shell of the steps: a checkout's path may have spaces.
+    const cli = `/usr/bin/node '${CLI_BIN}'`;
     const { project, client } = await projectWith(server, [
       task(
         'note',

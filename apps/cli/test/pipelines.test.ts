@@ -11,7 +11,8 @@ afterAll(async () => {
   cleanUpHomes();
 });
 
-const CLI = `/usr/bin/node ${CLI_BIN}`;
+// Quoted for the shell of the steps: a checkout's path may have spaces.
+const CLI = `/usr/bin/node '${CLI_BIN}'`;
 
 /** A project with one command `go` running one pipeline of one task made of `code`. */
 async function projectRunning(code: string, entry: Record<string, unknown> = {}) {

@@ -69,6 +69,13 @@ describe('pipewright-server', () => {
     }
   });
 
+  it('stops on SIGTERM at the end of its stop sequence, which it logs', async () => {
+    const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()]);
+    expect(await server.stop('SIGTERM')).toBe(0);
+    // Written before the process exits; its pipe may be read a little after the exit.
+    await eventually(() => (server.stderr().includes('"message":"stopped"') ? true : undefined));
+  });
+
   it('never creates or prints a key again, and reuses its certificate', async () => {
     const dir = dataDir();
     const first = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dir]);

@@ -1,7 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-const BIN = new URL('../bin/pipewright-server.js', import.meta.url).pathname;
+const BIN = fileURLToPath(new URL('../bin/pipewright-server.js', import.meta.url));
 
 export interface RunningServer {
   process: ChildProcess;
@@ -12,8 +13,15 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real program and waits (bounded) for its "listening" log line. */
-export function startProgram(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+/**
+ * Starts the real program and waits (bounded) for its "listening" log line; `watch` sees its
+ * standard error so far each time more arrives, before that line too.
+ */
+export function startProgram(
+  args: string[],
+  env: Record<string, string> = {},
+  watch?: (stderr: string) => void,
+): Promise<RunningServer> {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,6 +44,7 @@ export function startProgram(args: string[], env: Record<string, string> = {}): 
     child.once('exit', failedToStart);
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
+      watch?.(stderr);
       const listening = stderr
         .split('\n')
         .filter((line) => line.startsWith('{') && line.endsWith('}'))

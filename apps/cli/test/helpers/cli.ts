@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RunningServer } from './server.js';
 
 /** The built program, as users run it. */
-export const CLI_BIN = new URL('../../bin/pipewright.js', import.meta.url).pathname;
+export const CLI_BIN = fileURLToPath(new URL('../../bin/pipewright.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;

@@ -168,6 +168,8 @@ export function createSpawner(executable: () => string): Spawner {
     if (holders > 0 || !instance || instance.runs.size > 0) return Promise.resolve();
     live = undefined;
     instance.closing = true;
+    // Its exit is awaited (a server stopping waits for it): until then it keeps the loop alive.
+    ref(instance.child);
     instance.child.stdin?.end(); // the end of its input is its signal to exit
     return instance.exited;
   };

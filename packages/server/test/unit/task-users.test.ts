@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createReaper } from '../../src/runner/reaper.js';
 import {
@@ -23,7 +24,7 @@ import {
 import { waitFor } from '../helpers/wait.js';
 
 /** The reaper as the server runs it, for a process of its own: tests run after the build. */
-const BUILT_REAPER = new URL('../../dist/runner/reaper.js', import.meta.url).pathname;
+const BUILT_REAPER = fileURLToPath(new URL('../../dist/runner/reaper.js', import.meta.url));
 
 /** Whether a test may start a process in PID and mount namespaces of its own, with securebits. */
 const canIsolate =
