@@ -1,6 +1,6 @@
 // npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
 // its bare baseline in the same run, prints the medians and ratios, and writes them to
-// bench/results.json. Names: http events latency scheduler install pagination memory.
+// bench/results.json. Names: http events latency scheduler install pagination memory purge.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { deepPagination } from './benchmarks/deep-pagination.js';
@@ -8,8 +8,10 @@ import { eventIngestion } from './benchmarks/event-ingestion.js';
 import { executeLatency } from './benchmarks/execute-latency.js';
 import { httpOverhead } from './benchmarks/http-overhead.js';
 import { memory } from './benchmarks/memory.js';
+import { purge } from './benchmarks/purge.js';
 import { resourceInstall } from './benchmarks/resource-install.js';
 import { schedulerOverhead } from './benchmarks/scheduler-overhead.js';
+import { tenantStall } from './benchmarks/tenant-stall.js';
 import { type BigData, startWithBigData } from './lib/big-data.js';
 import { type Context, createContext, type Row } from './lib/context.js';
 
@@ -23,6 +25,8 @@ const BENCHMARKS: Record<string, Benchmark> = {
   install: (context) => resourceInstall(context),
   pagination: async (context, big) => deepPagination(context, await big()),
   memory: async (context, big) => memory(context, await big()),
+  purge: (context) => purge(context),
+  stall: (context) => tenantStall(context),
 };
 
 function format(value: number | undefined, unit: string): string {

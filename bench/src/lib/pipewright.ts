@@ -7,7 +7,9 @@ import { type ApiClient, createClient } from '@pipewright/client';
 import Database from 'better-sqlite3';
 import { type ServerProcess, startServer } from './processes.js';
 
-const SERVER_BIN = fileURLToPath(new URL('../../../apps/server/bin/pipewright-server.js', import.meta.url));
+export const SERVER_BIN = fileURLToPath(
+  new URL('../../../apps/server/bin/pipewright-server.js', import.meta.url),
+);
 export const SERVERS_DIR = fileURLToPath(new URL('../servers/', import.meta.url));
 export const DATABASE_FILE = 'pipewright.db';
 

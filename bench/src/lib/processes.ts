@@ -47,7 +47,8 @@ export function startServer(argv: string[], env: Record<string, string> = {}): P
           rssMiB: () => rssMiB(child.pid ?? 0),
           stop: () =>
             new Promise((done) => {
-              if (child.exitCode !== null) return done();
+              // Ended already, by itself or killed (a killed child has a signal, no exit code).
+              if (child.exitCode !== null || child.signalCode !== null) return done();
               child.once('exit', () => done());
               child.kill('SIGTERM');
             }),

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { spawner } from '../runner/spawner.js';
 import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-users.js';
 import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
+import { completeInstantiations } from '../services/instantiation.js';
 import type { WorkNotifier } from '../services/work.js';
 import type { Store } from '../store/index.js';
 import { type Attempt, createAttemptDirectories } from './attempt-directories.js';
@@ -285,6 +286,10 @@ export function createScheduler(
       // Up before the first task, which would otherwise wait for it to boot.
       releaseSpawner = spawner.hold();
       recoverInterruptedTasks(store, logger, clock());
+      // Pipelines whose tasks a crash left half created get the rest.
+      completeInstantiations(store, store.pipelines.pendingInstantiationIds()).catch((error: unknown) =>
+        logger.error('failed to create the tasks of a pipeline', { error: String(error) }),
+      );
       // What a previous server's tasks left running as task users goes before any task starts.
       void (users?.sweepAll() ?? Promise.resolve(true)).then((swept) => {
         if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');

@@ -7,7 +7,7 @@ import type { Principal } from '../domain/principal.js';
 import { checkParameterValues } from '../domain/resource-parameters.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
-import { instantiatePipelines } from './instantiation.js';
+import { completeInstantiations, instantiatePipelines } from './instantiation.js';
 import type { WorkNotifier } from './work.js';
 
 type Project = Schemas['Project'];
@@ -26,12 +26,12 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
      * Checks and completes the parameters, then stores the event, the command execution
      * and the command's pipelines in one transaction.
      */
-    execute(
+    async execute(
       principal: Principal,
       project: Project,
       commandId: string,
       given: Record<string, Schemas['ParameterValue']>,
-    ): CommandExecution {
+    ): Promise<CommandExecution> {
       const execution = store.transaction(() => {
         const command = commandOf(project, commandId);
         const declared = command.spec.data.parameters ?? [];
@@ -78,6 +78,7 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
         store.commandExecutions.insert(created);
         return created;
       });
+      await completeInstantiations(store, execution.pipeline_ids);
       work.wakeUp();
       return execution;
     },

@@ -9,20 +9,14 @@ import { formatTime, normalizeTime } from '../domain/time.js';
 import { filtersMatch } from '../domain/trigger-filters.js';
 import type { EventFilters } from '../store/events.store.js';
 import type { Store } from '../store/index.js';
-import { instantiatePipelines } from './instantiation.js';
+import { completeInstantiations, instantiatePipelines } from './instantiation.js';
+import { timeSlicer } from './time-slices.js';
 import type { WorkNotifier } from './work.js';
 
 type Event = Schemas['Event'];
 type Project = Schemas['Project'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
-
-/**
- * How long weighing an event against filters runs before it lets other requests in: one match
- * is bounded (TriggerFilter), but an organization may have thousands of triggers for one event.
- */
-const MATCHING_SLICE_MS = 10;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createEventService(store: Store, work: WorkNotifier, clock: () => Date) {
   const trigger = (projectId: string, id: string) => {
@@ -66,20 +60,18 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
       // Weighed outside the transaction, a slice of the event loop at a time.
       const matched: { ref: { project_id: string; id: string }; filters: TriggerSpec['data']['filters'] }[] =
         [];
-      let slice = performance.now();
+      // One match is bounded (TriggerFilter), but an organization may have thousands of triggers.
+      const yieldSometimes = timeSlicer();
       for (const ref of store.triggers.listening(principal.orgId, 'custom', submitted.name, projectId)) {
         const spec = trigger(ref.project_id, ref.id);
         if (spec && filtersMatch(spec.data.filters, submitted.data))
           matched.push({ ref, filters: spec.data.filters });
-        if (performance.now() - slice > MATCHING_SLICE_MS) {
-          await nextTurn();
-          slice = performance.now();
-        }
+        await yieldSometimes();
       }
       const created = store.transaction(() => {
         const time = formatTime(clock());
         const eventTime = submitted.event_time ? normalizeTime(submitted.event_time) : time;
-        const events: Event[] = [];
+        const events: { event: Event; pipelineIds: string[] }[] = [];
         for (const { ref, filters } of matched) {
           // A trigger removed, disabled or given other filters meanwhile is taken as it is now.
           const spec = trigger(ref.project_id, ref.id);
@@ -102,23 +94,27 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
             original_event_id: null,
           };
           store.events.insert(event);
-          instantiatePipelines(store, {
+          const pipelineIds = instantiatePipelines(store, {
             event,
             pipelines: spec.data.pipelines,
             trigger_id: ref.id,
             environment: {},
             time,
           });
-          events.push(event);
+          events.push({ event, pipelineIds });
         }
         return events;
       });
+      await completeInstantiations(
+        store,
+        created.flatMap((c) => c.pipelineIds),
+      );
       if (created.length > 0) work.wakeUp();
-      return created;
+      return created.map((c) => c.event);
     },
 
     /** A copy of the event, pointing to it, that starts the same trigger's or command's pipelines. */
-    replay(project: Project, id: string): Event {
+    async replay(project: Project, id: string): Promise<Event> {
       const replayed = store.transaction(() => {
         const original = store.events.get(project.id, id);
         if (!original) throw new DomainError('unknown_event', `no event ${id}`, { id });
@@ -139,7 +135,7 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
         };
         store.events.insert(event);
         const target = replayTarget(original);
-        instantiatePipelines(store, {
+        const pipelineIds = instantiatePipelines(store, {
           event,
           pipelines: target.pipelines,
           ...(event.trigger_id ? { trigger_id: event.trigger_id } : {}),
@@ -147,10 +143,11 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
           environment: target.environment,
           time,
         });
-        return event;
+        return { event, pipelineIds };
       });
+      await completeInstantiations(store, replayed.pipelineIds);
       work.wakeUp();
-      return replayed;
+      return replayed.event;
     },
 
     get(project: Project, id: string): Event {

@@ -10,6 +10,7 @@ import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
 import type { createProjectService } from './projects.service.js';
 import { createSpecValidator } from './resource-spec-schemas.js';
+import { timeSlicer } from './time-slices.js';
 import type { ScheduleNotifier } from './work.js';
 
 type Project = Schemas['Project'];
@@ -35,13 +36,21 @@ export function createResourceService(
   clock: () => Date,
   schedules: ScheduleNotifier,
 ) {
-  const specs = createSpecValidator();
+  // Compiled at the first install, not at start: a restart listens sooner.
+  let compiled: ReturnType<typeof createSpecValidator> | undefined;
 
-  /** The set as valid specs, or every problem of it at once, ordered by spec. */
-  function validateSet(set: readonly unknown[]): ResourceSpec[] {
+  /**
+   * The set as valid specs, or every problem of it at once, ordered by spec; validated a slice
+   * of the event loop at a time (a set may have 10,000 specs).
+   */
+  async function validateSet(set: readonly unknown[]): Promise<ResourceSpec[]> {
+    compiled ??= createSpecValidator();
+    const specs = compiled;
     const ownProblems: JsvError[] = [];
     const entries: SetEntry[] = [];
-    set.forEach((spec, index) => {
+    const yieldSometimes = timeSlicer();
+    for (const [index, spec] of set.entries()) {
+      await yieldSometimes();
       const at = pointer('', 'specs', index);
       const own = specs.validate(spec);
       for (const problem of own) ownProblems.push({ ...problem, pointer: `${at}${problem.pointer}` });
@@ -50,7 +59,7 @@ export function createResourceService(
         const valid = own.length === 0 ? (spec as ResourceSpec) : undefined;
         entries.push({ index, type: type as ResourceType, name, spec: valid });
       }
-    });
+    }
     // Spread into an array, not into push(): a broken set of 10,000 specs has many problems.
     const problems = [...ownProblems, ...checkResourceSet(entries)];
     if (problems.length > 0) {
@@ -66,9 +75,14 @@ export function createResourceService(
      * each one diffs against what the previous one left. A change to triggers then wakes the
      * ticker, so that a new or changed schedule ticks on its own time, not at the next pass.
      */
-    install(principal: Principal, projectId: string, set: readonly unknown[], options: InstallOptions): void {
+    async install(
+      principal: Principal,
+      projectId: string,
+      set: readonly unknown[],
+      options: InstallOptions,
+    ): Promise<void> {
       const project = projects.get(principal, projectId);
-      const valid = validateSet(set);
+      const valid = await validateSet(set);
       if (options.dryRun) return;
       const now = clock();
       const time = formatTime(now);

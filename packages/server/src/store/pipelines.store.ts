@@ -13,6 +13,14 @@ export interface PipelineRecord extends Pipeline {
   environment: Record<string, string>;
   /** Waiting for the unfinished pipeline of its non-concurrent resource to end (migration 008). */
   queued: boolean;
+  /** While its tasks are created a batch at a time: the task resources it was made with, by name. */
+  pending_tasks?: Record<string, Schemas['Resource']> | undefined;
+}
+
+/** What creating the rest of a pipeline's tasks needs (migration 010). */
+export interface PendingInstantiation {
+  pipeline: PipelineRecord;
+  tasks: Record<string, Schemas['Resource']>;
 }
 
 interface PipelineRow extends Record<string, unknown> {
@@ -56,9 +64,9 @@ function toPipeline(row: PipelineRow): Pipeline {
 export function createPipelineStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
-                            event_time, concurrent, creation_time, status, spec, environment, queued)
+                            event_time, concurrent, creation_time, status, spec, environment, queued, pending_tasks)
      VALUES (@id, @org_id, @project_id, @name, @pipeline_id, @trigger_id, @command_id, @event_id,
-             @event_time, @concurrent, @creation_time, @status, @spec, @environment, @queued)`,
+             @event_time, @concurrent, @creation_time, @status, @spec, @environment, @queued, @pending_tasks)`,
   );
   const byId = db.prepare<[string, string], PipelineRow>(
     'SELECT * FROM pipelines WHERE project_id = ? AND id = ?',
@@ -90,6 +98,13 @@ export function createPipelineStore(db: Db) {
     `SELECT id FROM pipelines WHERE project_id = ? AND name = ? AND queued = 1 ORDER BY creation_time, id LIMIT 1`,
   );
   const admit = db.prepare<[string]>('UPDATE pipelines SET queued = 0 WHERE id = ?');
+  const pending = db.prepare<[string], PipelineRow & { queued: number; pending_tasks: string }>(
+    'SELECT * FROM pipelines WHERE id = ? AND pending_tasks IS NOT NULL',
+  );
+  const allPending = db.prepare<[], { id: string }>(
+    'SELECT id FROM pipelines WHERE pending_tasks IS NOT NULL',
+  );
+  const endPending = db.prepare<[string]>('UPDATE pipelines SET pending_tasks = NULL WHERE id = ?');
   return {
     insert(pipeline: PipelineRecord): void {
       insert.run({
@@ -99,6 +114,7 @@ export function createPipelineStore(db: Db) {
         ...pipeline,
         concurrent: pipeline.concurrent ? 1 : 0,
         queued: pipeline.queued ? 1 : 0,
+        pending_tasks: pipeline.pending_tasks ? JSON.stringify(pipeline.pending_tasks) : null,
         spec: JSON.stringify(pipeline.spec),
         environment: JSON.stringify(pipeline.environment),
       });
@@ -155,6 +171,26 @@ export function createPipelineStore(db: Db) {
     /** The oldest pipeline queued under a name, if any. */
     firstQueuedId(projectId: string, name: string): string | undefined {
       return firstQueued.get(projectId, name)?.id;
+    },
+    /** A pipeline whose tasks are still being created, with what creating them needs. */
+    pendingInstantiation(id: string): PendingInstantiation | undefined {
+      const row = pending.get(id);
+      if (!row) return undefined;
+      const pipeline: PipelineRecord = {
+        ...toPipeline(row),
+        spec: JSON.parse(row.spec),
+        environment: JSON.parse(row.environment),
+        queued: row.queued === 1,
+      };
+      return { pipeline, tasks: JSON.parse(row.pending_tasks) };
+    },
+    /** Pipelines whose tasks are still being created (after a crash, those it interrupted). */
+    pendingInstantiationIds(): string[] {
+      return allPending.all().map((row) => row.id);
+    },
+    /** Every task of the pipeline exists. */
+    endInstantiation(id: string): void {
+      endPending.run(id);
     },
     /** Out of its queue: its tasks may run. */
     admit(id: string): void {

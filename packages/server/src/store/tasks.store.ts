@@ -114,6 +114,9 @@ export function createTaskStore(db: Db) {
     `UPDATE tasks SET blockers = blockers + @change WHERE pipeline_id = @pipeline_id AND status = 'created'`,
   );
   const recountBlockers = db.prepare<[string]>(RECOUNT_BLOCKERS);
+  const countOfPipeline = db.prepare<[string], { n: number }>(
+    'SELECT count(*) AS n FROM tasks WHERE pipeline_id = ?',
+  );
   const nextDue = db.prepare<[], { not_before: string }>(
     `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
   );
@@ -193,6 +196,10 @@ export function createTaskStore(db: Db) {
     nextRunnable(now: string, busy: readonly string[]): Task | undefined {
       const row = runnable.get({ now, busy: JSON.stringify(busy) });
       return row && toTask(row);
+    },
+    /** How many tasks the pipeline has. */
+    countOfPipeline(pipelineId: string): number {
+      return countOfPipeline.get(pipelineId)?.n ?? 0;
     },
     /** Whether a task of the pipeline is waiting or running. */
     anyUnfinished(pipelineId: string): boolean {

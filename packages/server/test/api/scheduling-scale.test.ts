@@ -3,6 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/domain/ids.js';
+import {
+  completeInstantiations,
+  INSTANTIATION_BATCH,
+  instantiatePipelines,
+} from '../../src/services/instantiation.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -92,6 +98,63 @@ describe('scheduling at scale', () => {
     // The first twenty did not run again.
     expect(after.slice(0, 20).map((t) => t.start_time)).toEqual(before.slice(0, 20).map((t) => t.start_time));
   });
+});
+
+describe('a pipeline too large for one transaction', () => {
+  // 130 entries of 10 instances: more task instances than one transaction writes.
+  const wide = Array.from({ length: 130 }, (_, i) => ({ name: `e${i}`, task: 'noop', nb_instances: 10 }));
+  const specs = [
+    task('noop', { steps: [{ command: 'true' }] }),
+    pipeline('wide', wide, { concurrent: true }),
+    command('go', ['wide']),
+  ];
+
+  it('has every task once executed, and runs them all', async () => {
+    expect(wide.length * 10).toBeGreaterThan(2 * INSTANTIATION_BATCH);
+    const { client } = await projectWith(server, specs);
+    const pipelineId = await execute(client, 'go');
+    const { data } = await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId, size: 1 } } });
+    expect(data?.elements).toHaveLength(1);
+    expect((await allTasks(client, pipelineId)).length).toBe(1300);
+    expect((await finished(client, pipelineId, 120_000)).status).toBe('successful');
+    expect((await allTasks(client, pipelineId)).every((t) => t.status === 'successful')).toBe(true);
+  }, 150_000);
+
+  it('runs none of its tasks before the last one is written, and completes where it was left', async () => {
+    const { project, client } = await projectWith(server, specs);
+    const store = server.store;
+    const time = new Date().toISOString();
+    // What a crash leaves between the transaction that makes the pipeline and the batches after it.
+    const [pipelineId] = store.transaction(() => {
+      const event = {
+        id: newId(),
+        org_id: project.org_id,
+        project_id: project.id,
+        creation_time: time,
+        event_time: time,
+        connector: 'custom',
+        name: 'made-by-hand',
+        data: {},
+        original_event_id: null,
+      };
+      store.events.insert(event);
+      return instantiatePipelines(store, { event, pipelines: ['wide'], environment: {}, time });
+    });
+    server.scheduler.wakeUp();
+    expect(store.tasks.countOfPipeline(pipelineId ?? '')).toBe(INSTANTIATION_BATCH);
+    expect(store.pipelines.pendingInstantiationIds()).toContain(pipelineId);
+    // Held: not one is claimed, however often the scheduler looks.
+    for (let i = 0; i < 20; i += 1) {
+      server.scheduler.wakeUp();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const waiting = await tasksOf(client, pipelineId ?? '');
+    expect(waiting.every((t) => t.status === 'created')).toBe(true);
+    await completeInstantiations(store, store.pipelines.pendingInstantiationIds());
+    expect(store.tasks.countOfPipeline(pipelineId ?? '')).toBe(1300);
+    server.scheduler.wakeUp();
+    expect((await finished(client, pipelineId ?? '', 120_000)).status).toBe('successful');
+  }, 150_000);
 });
 
 describe('the queue of a non-concurrent pipeline', () => {

@@ -90,7 +90,7 @@ function world(start: string, clock?: () => Date) {
     },
     /** Installs the pipeline and `triggers` at the clock's time. */
     install(...triggers: unknown[]) {
-      services.resources.install(principal, project.id, [...noop, ...triggers], { dryRun: false });
+      return services.resources.install(principal, project.id, [...noop, ...triggers], { dryRun: false });
     },
     triggerId(): string {
       const trigger = store.resources.getByTypeAndName(project.id, 'trigger', 'clock');
@@ -167,16 +167,16 @@ describe('ticker', () => {
       ['2026-03-06T16:59:59Z', '2026-03-06T17:00:00Z', '2026-03-09T00:00:00Z', '2026-03-13T17:00:01Z'],
       ['2026-03-06T17:00:00.000Z', '2026-03-13T17:00:00.000Z'],
     ],
-  ])('ticks %s on time, once per tick', (_case, parameters, installedAt, times, expected) => {
+  ])('ticks %s on time, once per tick', async (_case, parameters, installedAt, times, expected) => {
     const w = world(installedAt);
-    w.install(timeTrigger(parameters));
+    await w.install(timeTrigger(parameters));
     passes(w, w.ticker(), times);
     expect(w.ticks()).toEqual(expected);
   });
 
-  it('stores each tick as an event of its trigger that instantiates its pipelines, then wakes the scheduler', () => {
+  it('stores each tick as an event of its trigger that instantiates its pipelines, then wakes the scheduler', async () => {
     const w = world('2026-03-02T09:59:00Z');
-    w.install(timeTrigger({ hourly: {} }));
+    await w.install(timeTrigger({ hourly: {} }));
     const ticker = w.ticker();
     expect(ticker.tickOnce()).toEqual({
       events: [],
@@ -213,20 +213,20 @@ describe('ticker', () => {
     expect(w.wakeUps).toBe(1);
   });
 
-  it('applies the trigger filters to the tick data', () => {
+  it('applies the trigger filters to the tick data', async () => {
     const w = world('2026-03-02T08:30:00Z');
-    w.install(timeTrigger({ hourly: {} }, { filters: [{ path: '/scheduled_time', matches: 'T10:' }] }));
+    await w.install(timeTrigger({ hourly: {} }, { filters: [{ path: '/scheduled_time', matches: 'T10:' }] }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T09:00:00Z', '2026-03-02T10:00:00Z', '2026-03-02T11:00:00Z']);
     expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
     expect(w.pipelines()).toHaveLength(1);
   });
 
-  it('ticks a schedule installed between two passes from its installation', () => {
+  it('ticks a schedule installed between two passes from its installation', async () => {
     const w = world('2026-03-02T10:00:30Z');
     const ticker = w.ticker();
     ticker.tickOnce();
-    w.install(timeTrigger({ periodic: 60 }));
+    await w.install(timeTrigger({ periodic: 60 }));
     // The ticker learns of the trigger after its first tick: it is still on time.
     passes(w, ticker, ['2026-03-02T10:01:05Z']);
     expect(w.ticks()).toEqual(['2026-03-02T10:01:00.000Z']);
@@ -242,9 +242,9 @@ describe('ticker', () => {
       'run_all',
       ['2026-03-02T09:00:00.000Z', '2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z'],
     ],
-  ])('handles ticks missed while stopped with %s', (_case, missed, afterRestart) => {
+  ])('handles ticks missed while stopped with %s', async (_case, missed, afterRestart) => {
     const w = world('2026-03-02T07:30:00Z');
-    w.install(timeTrigger({ hourly: {}, ...(missed ? { missed } : {}) }));
+    await w.install(timeTrigger({ hourly: {}, ...(missed ? { missed } : {}) }));
     const before = w.ticker();
     passes(w, before, ['2026-03-02T07:30:00Z', '2026-03-02T08:00:00Z']);
     before.stop();
@@ -254,9 +254,9 @@ describe('ticker', () => {
     expect(w.pipelines()).toHaveLength(w.ticks().length);
   });
 
-  it('runs at most the latest 100 missed ticks per trigger with run_all', () => {
+  it('runs at most the latest 100 missed ticks per trigger with run_all', async () => {
     const w = world('2026-03-01T00:00:00Z');
-    w.install(timeTrigger({ periodic: 60, missed: 'run_all' }));
+    await w.install(timeTrigger({ periodic: 60, missed: 'run_all' }));
     // A day without a server: 1440 missed ticks, then the one of 00:00 is on time.
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T00:00:30Z', '2026-03-02T00:00:40Z']);
@@ -267,9 +267,9 @@ describe('ticker', () => {
     expect(new Set(ticks).size).toBe(101);
   });
 
-  it('makes each tick once with two tickers on one database file', () => {
+  it('makes each tick once with two tickers on one database file', async () => {
     const w = world('2026-03-02T09:59:45Z');
-    w.install(timeTrigger({ periodic: 30 }));
+    await w.install(timeTrigger({ periodic: 30 }));
     const [a, b] = [w.ticker(), w.ticker()];
     const times = [
       '2026-03-02T10:00:00Z',
@@ -292,9 +292,9 @@ describe('ticker', () => {
     expect(w.pipelines()).toHaveLength(3);
   });
 
-  it('makes a tick once when another server claims it between the read and the claim', () => {
+  it('makes a tick once when another server claims it between the read and the claim', async () => {
     const w = world('2026-03-02T09:59:45Z');
-    w.install(timeTrigger({ periodic: 30 }));
+    await w.install(timeTrigger({ periodic: 30 }));
     const other = w.ticker();
     const store = openStore(w.file);
     cleanups.push(() => store.close());
@@ -316,9 +316,9 @@ describe('ticker', () => {
     expect(w.pipelines()).toHaveLength(1);
   });
 
-  it('leaves nothing of a tick whose claim broke off, and makes it once afterwards', () => {
+  it('leaves nothing of a tick whose claim broke off, and makes it once afterwards', async () => {
     const w = world('2026-03-02T09:59:00Z');
-    w.install(timeTrigger({ hourly: {} }));
+    await w.install(timeTrigger({ hourly: {} }));
     const store = openStore(w.file);
     cleanups.push(() => store.close());
     // A server that dies while it stores the tick's tasks: its transaction never commits.
@@ -342,53 +342,53 @@ describe('ticker', () => {
     expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
   });
 
-  it('reschedules a trigger whose schedule changed, from the installation of the change', () => {
+  it('reschedules a trigger whose schedule changed, from the installation of the change', async () => {
     const w = world('2026-03-02T00:00:00Z');
-    w.install(timeTrigger({ daily: { hour: 3 } }));
+    await w.install(timeTrigger({ daily: { hour: 3 } }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T00:00:10Z']);
     w.at('2026-03-02T01:00:00Z');
-    w.install(timeTrigger({ daily: { hour: 2 } }));
+    await w.install(timeTrigger({ daily: { hour: 2 } }));
     passes(w, ticker, ['2026-03-02T02:00:00Z', '2026-03-02T03:00:00Z', '2026-03-03T02:00:00Z']);
     expect(w.ticks()).toEqual(['2026-03-02T02:00:00.000Z', '2026-03-03T02:00:00.000Z']);
   });
 
-  it('keeps the schedule going when something else of the trigger changes', () => {
+  it('keeps the schedule going when something else of the trigger changes', async () => {
     const w = world('2026-03-02T09:30:00Z');
-    w.install(timeTrigger({ hourly: {} }));
+    await w.install(timeTrigger({ hourly: {} }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T10:00:00Z']);
     // Written differently (same ticks), with another policy: no tick again, none lost.
     w.at('2026-03-02T10:00:05Z');
-    w.install(timeTrigger({ hourly: { minute: 0, second: 0 }, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: { minute: 0, second: 0 }, missed: 'run_all' }));
     passes(w, ticker, ['2026-03-02T10:00:10Z', '2026-03-02T11:00:00Z']);
     expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z']);
   });
 
-  it('stops ticking a deleted trigger; one installed again starts from its installation', () => {
+  it('stops ticking a deleted trigger; one installed again starts from its installation', async () => {
     const w = world('2026-03-02T09:30:00Z');
-    w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.at('2026-03-02T10:30:00Z');
-    w.install();
+    await w.install();
     passes(w, ticker, ['2026-03-02T11:00:00Z', '2026-03-02T12:00:00Z']);
     w.at('2026-03-02T12:30:00Z');
-    w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
     expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
   });
 
-  it('plans anew a trigger that was of another connector for a while', () => {
+  it('plans anew a trigger that was of another connector for a while', async () => {
     const w = world('2026-03-02T09:30:00Z');
-    w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.at('2026-03-02T10:10:00Z');
-    w.install(customTrigger);
+    await w.install(customTrigger);
     passes(w, ticker, ['2026-03-02T11:00:00Z']);
     w.at('2026-03-02T12:30:00Z');
-    w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
     expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
   });
@@ -400,9 +400,9 @@ describe('ticker', () => {
       'UPDATE organizations SET disabled = ? WHERE name = ?',
       'default',
     ],
-  ])('does not tick %s, nor catches up once enabled', (_case, statement, target) => {
+  ])('does not tick %s, nor catches up once enabled', async (_case, statement, target) => {
     const w = world('2026-03-02T09:30:00Z');
-    w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
+    await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
     passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.sql(statement, 1, target);
@@ -414,7 +414,7 @@ describe('ticker', () => {
 
   it('runs in a loop on the real clock between start and stop', async () => {
     const w = world('2026-03-02T00:00:00Z', () => new Date());
-    w.install(timeTrigger({ periodic: 1 }));
+    await w.install(timeTrigger({ periodic: 1 }));
     const ticker = w.ticker({ store: w.store });
     ticker.start();
     try {

@@ -6,9 +6,9 @@ import { pageRequest } from '../pagination.js';
 
 export function commandRoutes({ commands }: Services): Handlers {
   return {
-    executeCommand(req, res) {
+    async executeCommand(req, res) {
       const body = req.body as Schemas['CommandInvocation'];
-      const execution = commands.execute(
+      const execution = await commands.execute(
         principalOf(res),
         projectOf(res),
         req.params.id as string,

@@ -20,8 +20,8 @@ export function eventRoutes({ events }: Services): Handlers {
     getEvent(req, res) {
       res.json(events.get(projectOf(res), req.params.id as string));
     },
-    replayEvent(req, res) {
-      res.status(201).json(events.replay(projectOf(res), req.params.id as string));
+    async replayEvent(req, res) {
+      res.status(201).json(await events.replay(projectOf(res), req.params.id as string));
     },
   };
 }

@@ -16,10 +16,10 @@ function isDryRun(req: Request): boolean {
 
 export function resourceRoutes({ resources }: Services): Handlers {
   return {
-    installResources(req, res) {
+    async installResources(req, res) {
       // Only the envelope has been validated: the service judges the specs, all together.
       const { specs } = req.body as { specs: unknown[] };
-      resources.install(principalOf(res), req.params.id as string, specs, { dryRun: isDryRun(req) });
+      await resources.install(principalOf(res), req.params.id as string, specs, { dryRun: isDryRun(req) });
       res.status(204).end();
     },
     listResources(req, res) {

@@ -1,0 +1,287 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { type ApiClient, createClient } from '@pipewright/client';
+import type { Context, Row } from '../lib/context.js';
+import {
+  installProject,
+  openReadOnly,
+  type Pipewright,
+  resourceId,
+  SERVER_BIN,
+  startPipewright,
+  trivialTask,
+  until,
+} from '../lib/pipewright.js';
+import { alternate, median, percentile } from '../lib/stats.js';
+
+const run = promisify(execFile);
+
+/**
+ * How long one organization's requests wait while another's project does the heaviest things
+ * any key may ask for: the probe, `GET /v0/org` of another organization every few ms, sees the
+ * server's event loop delay. Baseline: the same probe on the idle server.
+ */
+interface Probe {
+  stop(): Promise<number[]>;
+}
+
+function startProbe(client: ApiClient): Probe {
+  const samples: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const { response } = await client.GET('/org');
+      if (!response.ok) throw new Error(`probe answered ${response.status}`);
+      samples.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return samples;
+    },
+  };
+}
+
+/** While `work` runs, the probe's p99 and max, each against the idle server's. */
+async function probed(probeClient: ApiClient, idle: number[], name: string, work: () => Promise<void>) {
+  const probe = startProbe(probeClient);
+  let samples: number[];
+  try {
+    await work();
+  } finally {
+    samples = await probe.stop();
+  }
+  return (
+    [
+      ['p99', 99, 50],
+      ['max', 100, 200],
+    ] as const
+  ).map(([label, p, goal]): Row => {
+    const [during, before] = [percentile(samples, p), percentile(idle, p)];
+    return {
+      benchmark: 'stall',
+      metric: `another organization's GET /v0/org during ${name}, ${label}`,
+      ours: during,
+      baseline: before,
+      baselineName: 'idle server',
+      ratio: during / before,
+      unit: 'ms',
+      goal: `< ${goal} ms`,
+      met: during < goal,
+    };
+  });
+}
+
+async function executeAndWait(server: Pipewright, client: ApiClient, commandId: string): Promise<number> {
+  const db = openReadOnly(server.dataDir);
+  const status = db.prepare<[string], { status: string }>('SELECT status FROM pipelines WHERE id = ?');
+  const started = performance.now();
+  const { data } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: commandId } },
+    body: {},
+  });
+  const id = data?.pipeline_ids[0] ?? '';
+  await until(() => status.get(id)?.status === 'successful', 600_000, 2);
+  db.close();
+  return performance.now() - started;
+}
+
+/** A project with one pipeline `p` of `entries` and a command `go` starting it; returns a client and the command. */
+async function pipelineProject(server: Pipewright, name: string, entries: unknown[]) {
+  const projectId = await installProject(server, name, [
+    trivialTask,
+    { type: 'pipeline', version: 1, name: 'p', data: { concurrent: true, tasks: entries } },
+    { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines: ['p'] } },
+  ]);
+  const client = server.client(projectId);
+  return { client, commandId: await resourceId(client, 'command', 'go') };
+}
+
+const chain = (length: number) =>
+  Array.from({ length }, (_, i) => ({
+    name: `e${i}`,
+    task: 'noop',
+    ...(i > 0 ? { dependencies: [`e${i - 1}`] } : {}),
+  }));
+
+// Patterns the RE2 syntax accepts that a backtracking engine takes exponential time on, and
+// values of the longest length a filter reads.
+const NASTY_PATTERNS = ['^(a+)+$', '^(a|a)*$', '^(a|aa)+$', '(.*a){12}$', '^(([a-z])+.)+[A-Z]([a-z])+$'];
+
+export async function tenantStall(context: Context): Promise<Row[]> {
+  const size = context.quick ? 1000 : 10_000;
+  const ours = await startPipewright(context.dir('stall'));
+  const rows: Row[] = [];
+  try {
+    // The probe's organization, made by the admin command beside the running server.
+    const { stdout } = await run(process.execPath, [
+      SERVER_BIN,
+      'create-organization',
+      'probe',
+      '--admin-email',
+      'probe@bench.example',
+      '--data-dir',
+      ours.dataDir,
+    ]);
+    const probeKey = stdout.trim().split('\n').at(-1) ?? '';
+    const probeClient = createClient({ baseUrl: ours.baseUrl, apiKey: probeKey });
+    const idleProbe = startProbe(probeClient);
+    await new Promise((resolve) => setTimeout(resolve, context.quick ? 1000 : 3000));
+    const idle = await idleProbe.stop();
+
+    // (d) An install of `size` specs.
+    const specs = Array.from({ length: size }, (_, i) => ({
+      type: 'task',
+      version: 1,
+      name: `t${i}`,
+      data: { steps: [{ command: 'true' }] },
+    }));
+    rows.push(
+      ...(await probed(probeClient, idle, `an install of ${size} specs`, async () => {
+        await installProject(ours, 'install', specs);
+      })),
+    );
+
+    // (a) A chain of `size` entries, and its scheduling cost per task against a chain of 10.
+    const long = await pipelineProject(ours, 'chain', chain(size));
+    let longMs = 0;
+    rows.push(
+      ...(await probed(probeClient, idle, `a chain of ${size} tasks`, async () => {
+        longMs = await executeAndWait(ours, long.client, long.commandId);
+      })),
+    );
+    const short = await pipelineProject(ours, 'short-chain', chain(10));
+    const shortMs = median(
+      (await alternate(5, { short: () => executeAndWait(ours, short.client, short.commandId) })).short,
+    );
+    const perTask = longMs / size;
+    rows.push({
+      benchmark: 'stall',
+      metric: `a chain of ${size} tasks: time per task vs a chain of 10`,
+      ours: perTask,
+      baseline: shortMs / 10,
+      baselineName: 'chain of 10',
+      ratio: perTask / (shortMs / 10),
+      unit: 'ms',
+      goal: 'ratio <= 1.5',
+      met: perTask / (shortMs / 10) <= 1.5,
+    });
+
+    // (b) A pipeline of `size` independent tasks.
+    const wide = await pipelineProject(
+      ours,
+      'wide',
+      Array.from({ length: size }, (_, i) => ({ name: `e${i}`, task: 'noop' })),
+    );
+    rows.push(
+      ...(await probed(probeClient, idle, `a pipeline of ${size} independent tasks`, async () => {
+        await executeAndWait(ours, wide.client, wide.commandId);
+      })),
+    );
+
+    // (c) Events against the nastiest legal filters, each value of the longest length read.
+    const count = context.quick ? 50 : 200;
+    const filtersProject = await installProject(ours, 'filters', [
+      trivialTask,
+      { type: 'pipeline', version: 1, name: 'never', data: { concurrent: true, tasks: [{ task: 'noop' }] } },
+      ...NASTY_PATTERNS.map((pattern, i) => ({
+        type: 'trigger',
+        version: 1,
+        name: `nasty-${i}`,
+        data: {
+          connector: 'custom',
+          event: 'nasty',
+          pipelines: ['never'],
+          filters: [{ path: '/s', matches: pattern }],
+        },
+      })),
+    ]);
+    const value = `${'a'.repeat(FILTER_VALUE_LIMIT - 1)}!`;
+    const events = ours.client(filtersProject);
+    rows.push(
+      ...(await probed(
+        probeClient,
+        idle,
+        `${count} events against ${NASTY_PATTERNS.length} nasty filters`,
+        async () => {
+          let sent = 0;
+          await Promise.all(
+            Array.from({ length: 4 }, async () => {
+              while (sent < count) {
+                sent += 1;
+                const { response } = await events.POST('/events', {
+                  body: { connector: 'custom', name: 'nasty', data: { s: value } },
+                });
+                if (!response.ok) throw new Error(`event answered ${response.status}`);
+              }
+            }),
+          );
+        },
+      )),
+    );
+
+    // Restart after a crash with `size` pipelines queued behind one running.
+    const queue = await installProject(ours, 'queue', [
+      { type: 'task', version: 1, name: 'hang', data: { steps: [{ command: 'sleep', arguments: ['600'] }] } },
+      { type: 'pipeline', version: 1, name: 'solo', data: { tasks: [{ task: 'hang' }] } },
+      { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines: ['solo'] } },
+    ]);
+    const queueClient = ours.client(queue);
+    const go = await resourceId(queueClient, 'command', 'go');
+    for (let done = 0; done < size; done += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, () =>
+          queueClient.POST('/commands/id/{id}/execute', { params: { path: { id: go } }, body: {} }),
+        ),
+      );
+    }
+    rows.push(await restartTime(context, ours, size));
+  } finally {
+    await ours.stop();
+  }
+  return rows;
+}
+
+/** The longest string value a `matches` filter reads (the spec's bound, TriggerFilter.yaml). */
+const FILTER_VALUE_LIMIT = 100_000;
+
+/** From a SIGKILL to listening again, with `queued` pipelines waiting; against an idle data dir's start. */
+async function restartTime(context: Context, server: Pipewright, queued: number): Promise<Row> {
+  server.child.kill('SIGKILL');
+  await new Promise((resolve) => server.child.once('exit', resolve));
+  const emptyDir = context.dir('stall-empty');
+  await (await startPipewright(emptyDir)).stop();
+  const samples = await alternate(3, {
+    ours: async () => {
+      const started = performance.now();
+      const again = await startPipewright(server.dataDir);
+      const ms = performance.now() - started;
+      again.child.kill('SIGKILL');
+      await new Promise((resolve) => again.child.once('exit', resolve));
+      return ms;
+    },
+    empty: async () => {
+      const started = performance.now();
+      const again = await startPipewright(emptyDir);
+      const ms = performance.now() - started;
+      await again.stop();
+      return ms;
+    },
+  });
+  const [ours, empty] = [median(samples.ours), median(samples.empty)];
+  return {
+    benchmark: 'stall',
+    metric: `restart after SIGKILL to listening, ${queued} pipelines queued`,
+    ours,
+    baseline: empty,
+    baselineName: 'start on an empty data dir',
+    ratio: ours / empty,
+    unit: 'ms',
+    goal: '< 1000 ms',
+    met: ours < 1000,
+  };
+}

@@ -1,0 +1,19 @@
+// A long job on the server's one thread (matching an event against thousands of triggers,
+// validating 10,000 specs, creating 10,000 tasks) runs in slices, between which the event
+// loop answers other requests: no organization's request waits long for another's job.
+
+/** Lets the event loop run what waits (requests, timers) before going on. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A function to call between the pieces of a long job: it yields a turn of the event loop
+ * once `sliceMs` have passed since the job started or last yielded.
+ */
+export function timeSlicer(sliceMs = 10): () => Promise<void> {
+  let start = performance.now();
+  return async () => {
+    if (performance.now() - start < sliceMs) return;
+    await nextTurn();
+    start = performance.now();
+  };
+}
