@@ -186,7 +186,7 @@ DeleteScratchpadEntry Delete a scratchpad entry
 Deletes one entry of the scratchpad. An unknown pipeline gives `404 unknown_pipeline`, a key with no entry `404 unknown_scratchpad_entry`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  * @param id Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
- * @param key Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+ * @param key Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
 @return apiDeleteScratchpadEntryRequest
 */
 func (a *ScratchpadApiService) DeleteScratchpadEntry(ctx _context.Context, id string, key string) apiDeleteScratchpadEntryRequest {
@@ -335,7 +335,7 @@ func (r apiGetScratchpadRequest) XServiceProjectId(xServiceProjectId string) api
 
 /*
 GetScratchpad Get the whole scratchpad of a pipeline
-Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
+Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The response is bounded: a scratchpad holds at most 1048576 bytes of keys and values (see `PUT /pipelines/id/{id}/scratchpad/key/{key}`), so the object is about 1 MiB at most, more only where JSON escapes lengthen the text (a quote or a newline takes 2 bytes, another control character 6). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  * @param id Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
 @return apiGetScratchpadRequest
@@ -490,7 +490,7 @@ GetScratchpadEntry Get a scratchpad entry
 Returns the value of one entry as raw text, exactly as it was stored, with `Content-Type: text/plain; charset=utf-8`; the body is not JSON. Errors are JSON as everywhere else: an unknown pipeline gives `404 unknown_pipeline`, a key with no entry `404 unknown_scratchpad_entry`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  * @param id Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
- * @param key Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+ * @param key Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
 @return apiGetScratchpadEntryRequest
 */
 func (a *ScratchpadApiService) GetScratchpadEntry(ctx _context.Context, id string, key string) apiGetScratchpadEntryRequest {
@@ -655,10 +655,10 @@ func (r apiSetScratchpadEntryRequest) Body(body string) apiSetScratchpadEntryReq
 
 /*
 SetScratchpadEntry Set a scratchpad entry
-Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.
+Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). It also holds at most 1048576 bytes (1 MiB) of keys and values together, counted in UTF-8, which bounds `GET /pipelines/id/{id}/scratchpad`: a write that would take the total past it gives `400 invalid_request_body`, whose reason says how many bytes the scratchpad holds (a write that does not make the total grow is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  * @param id Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
- * @param key Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`.
+ * @param key Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
 @return apiSetScratchpadEntryRequest
 */
 func (a *ScratchpadApiService) SetScratchpadEntry(ctx _context.Context, id string, key string) apiSetScratchpadEntryRequest {

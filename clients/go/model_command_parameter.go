@@ -21,7 +21,7 @@ type CommandParameter struct {
 	Type string `json:"type"`
 	// For `string` parameters only: the allowed values, turning the parameter into an enumeration. Not allowed for other types.
 	Values *[]string `json:"values,omitempty"`
-	// Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`.
+	// Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`. A string cannot hold NUL (U+0000): values become environment variables of the steps, which cannot carry it.
 	Default *interface{} `json:"default,omitempty"`
 	// What the parameter is for, shown to users.
 	Description *string `json:"description,omitempty"`

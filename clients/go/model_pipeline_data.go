@@ -17,7 +17,7 @@ import (
 type PipelineData struct {
 	// Whether several pipelines made from this resource may run at the same time in the project. When false, a new pipeline waits until the previous ones have ended, oldest first.
 	Concurrent *bool `json:"concurrent,omitempty"`
-	// Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end. Without it they are kept until deleted with the project.
+	// Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored).
 	Retention *int32 `json:"retention,omitempty"`
 	// Entries of the pipeline; their names (explicit or defaulted) must be unique.
 	Tasks []PipelineTask `json:"tasks"`

@@ -20,7 +20,7 @@ type TaskData struct {
 	Runtime *TaskRuntime `json:"runtime,omitempty"`
 	// Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`).
 	Identities *[]string `json:"identities,omitempty"`
-	// Environment variables set for every step of the task, by variable name.
+	// Environment variables set for every step of the task, by variable name; values cannot hold NUL.
 	Environment *map[string]string `json:"environment,omitempty"`
 	// Steps run in order; the task succeeds when all of them exit with status 0.
 	Steps []TaskStep `json:"steps"`

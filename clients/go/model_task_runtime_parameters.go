@@ -15,7 +15,7 @@ import (
 
 // TaskRuntimeParameters Settings of the runtime. `container` requires `image`; `local` takes none (the object must be empty or absent).
 type TaskRuntimeParameters struct {
-	// Container image reference, such as `node:22-bookworm`.
+	// Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
 	Image *string `json:"image,omitempty"`
 }
 

@@ -17,11 +17,11 @@ import (
 type TaskStep struct {
 	// Short human-readable title of the step, shown in outputs and failure messages.
 	Label *string `json:"label,omitempty"`
-	// Program to run without a shell: a path, or a name looked up in `PATH`.
+	// Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
 	Command *string `json:"command,omitempty"`
 	// Arguments passed to the program, or to the script as `$1`, `$2`..., without shell expansion.
 	Arguments *[]string `json:"arguments,omitempty"`
-	// Script to run. Without a `#!` first line it runs under `/bin/sh` with `set -eu`; with one, under the interpreter it names.
+	// Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
 	Code *string `json:"code,omitempty"`
 	// Path of the file `code` was read from. Clients read the file and send its content in `code` before installing resources; the server keeps the path only to show where the script came from, and never reads it.
 	Source *string `json:"source,omitempty"`

@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 )
 
-// TriggerFilter A condition on the data of an event: `path` designates a value inside the event's `data` and exactly one predicate tests it. A value missing at `path` equals nothing and matches nothing, so `is_not_equal_to` and `does_not_match` hold for it. Regular expressions are ECMAScript ones in Unicode mode (the `u` flag), unanchored (use `^` and `$` to match the whole string), and only match string values.
+// TriggerFilter A condition on the data of an event: `path` designates a value inside the event's `data` and exactly one predicate tests it. A value missing at `path` equals nothing and matches nothing, so `is_not_equal_to` and `does_not_match` hold for it.  Regular expressions use the RE2 syntax (https://github.com/google/re2/wiki/Syntax), matched in time linear in the value: there are no backreferences and no lookaround, and flags are set inline, such as `(?i)` for case-insensitive matching. They are unanchored (use `^` and `$` to match the whole string) and only match string values of at most 4,096 characters: a longer string never matches, so `does_not_match` holds for it. A pattern has at most 500 characters and compiles to at most 600 RE2 instructions: about one per character or class, a counted repetition such as `x{100}` counting `x` that many times. An installation with a pattern that breaks these rules is refused with `invalid_request_body`, pointing at it. These bounds keep one match to a few milliseconds, the time being about the length of the value times the size of the compiled pattern; an event weighed against many triggers is matched a slice at a time, between which the server answers other requests. A filter whose pattern RE2 refuses (one installed before these rules) holds for no event, so its trigger fires for none until it is installed again.
 type TriggerFilter struct {
 	// JSON pointer (RFC 6901) into the event data, such as `/branch`; the empty string is the whole data.
 	Path string `json:"path"`
@@ -21,9 +21,9 @@ type TriggerFilter struct {
 	IsEqualTo *interface{} `json:"is_equal_to,omitempty"`
 	// Holds when the value at `path` is absent or differs from this JSON value.
 	IsNotEqualTo *interface{} `json:"is_not_equal_to,omitempty"`
-	// Holds when the value at `path` is a string matched by this regular expression.
+	// Holds when the value at `path` is a string of at most 4,096 characters matched by this RE2 regular expression.
 	Matches *string `json:"matches,omitempty"`
-	// Holds when the value at `path` is absent, not a string, or a string not matched by this regular expression.
+	// Holds when the value at `path` is absent, not a string, a string of more than 4,096 characters, or one not matched by this RE2 regular expression.
 	DoesNotMatch *string `json:"does_not_match,omitempty"`
 }
 

@@ -32,7 +32,12 @@ for (const schema of Object.values(schemas)) {
 
 // A parameter value is a string, a number or a boolean. 3.0 has no list of types: leave it
 // untyped (any JSON value), which the generators map to `object` (Python) and `interface{}` (Go).
-if (Array.isArray(schemas.ParameterValue.type)) delete schemas.ParameterValue.type;
+// Its pattern (no NUL in a string) goes too: the python generator only reads patterns of typed
+// strings, and fails on one of an untyped schema.
+if (Array.isArray(schemas.ParameterValue.type)) {
+  delete schemas.ParameterValue.type;
+  delete schemas.ParameterValue.pattern;
+}
 
 if (language === 'python') {
   // The `python` generator of 4.3.1 has no oneOf: it would read every resource spec as a task

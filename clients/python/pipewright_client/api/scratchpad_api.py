@@ -175,7 +175,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -202,7 +202,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will
@@ -264,6 +264,8 @@ class ScratchpadApi(object):
         if self.api_client.client_side_validation and ('key' in local_var_params and  # noqa: E501
                                                         len(local_var_params['key']) < 1):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `key` when calling `delete_scratchpad_entry`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and 'key' in local_var_params and not re.search(r'^[^\x00]*$', local_var_params['key']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `key` when calling `delete_scratchpad_entry`, must conform to the pattern `/^[^\x00]*$/`")  # noqa: E501
         collection_formats = {}
 
         path_params = {}
@@ -308,7 +310,7 @@ class ScratchpadApi(object):
     def get_scratchpad(self, x_service_project_id, id, **kwargs):  # noqa: E501
         """Get the whole scratchpad of a pipeline  # noqa: E501
 
-        Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.  # noqa: E501
+        Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The response is bounded: a scratchpad holds at most 1048576 bytes of keys and values (see `PUT /pipelines/id/{id}/scratchpad/key/{key}`), so the object is about 1 MiB at most, more only where JSON escapes lengthen the text (a quote or a newline takes 2 bytes, another control character 6). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_scratchpad(x_service_project_id, id, async_req=True)
@@ -334,7 +336,7 @@ class ScratchpadApi(object):
     def get_scratchpad_with_http_info(self, x_service_project_id, id, **kwargs):  # noqa: E501
         """Get the whole scratchpad of a pipeline  # noqa: E501
 
-        Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.  # noqa: E501
+        Returns every entry of the scratchpad of a pipeline as one JSON object: keys are entry keys, values are entry values as strings (an empty object when the scratchpad is empty). The response is bounded: a scratchpad holds at most 1048576 bytes of keys and values (see `PUT /pipelines/id/{id}/scratchpad/key/{key}`), so the object is about 1 MiB at most, more only where JSON escapes lengthen the text (a quote or a newline takes 2 bytes, another control character 6). The scratchpad can be read in every pipeline status. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.get_scratchpad_with_http_info(x_service_project_id, id, async_req=True)
@@ -444,7 +446,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -471,7 +473,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will
@@ -533,6 +535,8 @@ class ScratchpadApi(object):
         if self.api_client.client_side_validation and ('key' in local_var_params and  # noqa: E501
                                                         len(local_var_params['key']) < 1):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `key` when calling `get_scratchpad_entry`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and 'key' in local_var_params and not re.search(r'^[^\x00]*$', local_var_params['key']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `key` when calling `get_scratchpad_entry`, must conform to the pattern `/^[^\x00]*$/`")  # noqa: E501
         collection_formats = {}
 
         path_params = {}
@@ -577,7 +581,7 @@ class ScratchpadApi(object):
     def set_scratchpad_entry(self, x_service_project_id, id, key, body, **kwargs):  # noqa: E501
         """Set a scratchpad entry  # noqa: E501
 
-        Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.  # noqa: E501
+        Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). It also holds at most 1048576 bytes (1 MiB) of keys and values together, counted in UTF-8, which bounds `GET /pipelines/id/{id}/scratchpad`: a write that would take the total past it gives `400 invalid_request_body`, whose reason says how many bytes the scratchpad holds (a write that does not make the total grow is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.set_scratchpad_entry(x_service_project_id, id, key, body, async_req=True)
@@ -586,7 +590,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param str body: The value to store, as raw UTF-8 text of at most 65536 bytes. Any `Content-Type` is accepted; `text/plain` is the one to use. (required)
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
@@ -605,7 +609,7 @@ class ScratchpadApi(object):
     def set_scratchpad_entry_with_http_info(self, x_service_project_id, id, key, body, **kwargs):  # noqa: E501
         """Set a scratchpad entry  # noqa: E501
 
-        Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.  # noqa: E501
+        Stores the raw request body as the value of the entry, creating the entry or replacing its value. The body is taken as it is, whatever its `Content-Type` (clients that label raw text `application/json` work too); it is never parsed as JSON. The value must be valid UTF-8 (`400 invalid_request_body`) of at most 65536 bytes (`413 request_body_too_large`); an empty body stores an empty value. A scratchpad holds at most 1000 entries: creating one more gives `400 invalid_request_body` (replacing an existing entry is always possible). It also holds at most 1048576 bytes (1 MiB) of keys and values together, counted in UTF-8, which bounds `GET /pipelines/id/{id}/scratchpad`: a write that would take the total past it gives `400 invalid_request_body`, whose reason says how many bytes the scratchpad holds (a write that does not make the total grow is always possible). Entries can be written in every pipeline status. An unknown pipeline gives `404 unknown_pipeline`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.set_scratchpad_entry_with_http_info(x_service_project_id, id, key, body, async_req=True)
@@ -614,7 +618,7 @@ class ScratchpadApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
-        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters, percent-encoded in the path as usual (`/` is `%2F`). A longer key is rejected with `400 invalid_route_variable`. (required)
+        :param str key: Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`. (required)
         :param str body: The value to store, as raw UTF-8 text of at most 65536 bytes. Any `Content-Type` is accepted; `text/plain` is the one to use. (required)
         :param _return_http_data_only: response data without head status code
                                        and headers
@@ -682,6 +686,8 @@ class ScratchpadApi(object):
         if self.api_client.client_side_validation and ('key' in local_var_params and  # noqa: E501
                                                         len(local_var_params['key']) < 1):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `key` when calling `set_scratchpad_entry`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and 'key' in local_var_params and not re.search(r'^[^\x00]*$', local_var_params['key']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `key` when calling `set_scratchpad_entry`, must conform to the pattern `/^[^\x00]*$/`")  # noqa: E501
         collection_formats = {}
 
         path_params = {}

@@ -161,7 +161,7 @@ class CommandParameter(object):
     def default(self):
         """Gets the default of this CommandParameter.  # noqa: E501
 
-        Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`.  # noqa: E501
+        Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`. A string cannot hold NUL (U+0000): values become environment variables of the steps, which cannot carry it.  # noqa: E501
 
         :return: The default of this CommandParameter.  # noqa: E501
         :rtype: object
@@ -172,7 +172,7 @@ class CommandParameter(object):
     def default(self, default):
         """Sets the default of this CommandParameter.
 
-        Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`.  # noqa: E501
+        Value of a command or task parameter. Its JSON type must match the `type` the parameter declares: a string for `string`, a number for `number`, a boolean for `boolean`. A string cannot hold NUL (U+0000): values become environment variables of the steps, which cannot carry it.  # noqa: E501
 
         :param default: The default of this CommandParameter.  # noqa: E501
         :type: object

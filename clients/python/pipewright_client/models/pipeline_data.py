@@ -88,7 +88,7 @@ class PipelineData(object):
     def retention(self):
         """Gets the retention of this PipelineData.  # noqa: E501
 
-        Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end. Without it they are kept until deleted with the project.  # noqa: E501
+        Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored).  # noqa: E501
 
         :return: The retention of this PipelineData.  # noqa: E501
         :rtype: int
@@ -99,11 +99,14 @@ class PipelineData(object):
     def retention(self, retention):
         """Sets the retention of this PipelineData.
 
-        Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end. Without it they are kept until deleted with the project.  # noqa: E501
+        Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored).  # noqa: E501
 
         :param retention: The retention of this PipelineData.  # noqa: E501
         :type: int
         """
+        if (self.local_vars_configuration.client_side_validation and
+                retention is not None and retention > 36500):  # noqa: E501
+            raise ValueError("Invalid value for `retention`, must be a value less than or equal to `36500`")  # noqa: E501
         if (self.local_vars_configuration.client_side_validation and
                 retention is not None and retention < 1):  # noqa: E501
             raise ValueError("Invalid value for `retention`, must be a value greater than or equal to `1`")  # noqa: E501

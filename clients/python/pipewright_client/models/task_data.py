@@ -142,7 +142,7 @@ class TaskData(object):
     def environment(self):
         """Gets the environment of this TaskData.  # noqa: E501
 
-        Environment variables set for every step of the task, by variable name.  # noqa: E501
+        Environment variables set for every step of the task, by variable name; values cannot hold NUL.  # noqa: E501
 
         :return: The environment of this TaskData.  # noqa: E501
         :rtype: dict(str, str)
@@ -153,7 +153,7 @@ class TaskData(object):
     def environment(self, environment):
         """Sets the environment of this TaskData.
 
-        Environment variables set for every step of the task, by variable name.  # noqa: E501
+        Environment variables set for every step of the task, by variable name; values cannot hold NUL.  # noqa: E501
 
         :param environment: The environment of this TaskData.  # noqa: E501
         :type: dict(str, str)

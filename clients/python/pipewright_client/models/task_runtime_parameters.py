@@ -56,7 +56,7 @@ class TaskRuntimeParameters(object):
     def image(self):
         """Gets the image of this TaskRuntimeParameters.  # noqa: E501
 
-        Container image reference, such as `node:22-bookworm`.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :return: The image of this TaskRuntimeParameters.  # noqa: E501
         :rtype: str
@@ -67,14 +67,14 @@ class TaskRuntimeParameters(object):
     def image(self, image):
         """Sets the image of this TaskRuntimeParameters.
 
-        Container image reference, such as `node:22-bookworm`.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :param image: The image of this TaskRuntimeParameters.  # noqa: E501
         :type: str
         """
         if (self.local_vars_configuration.client_side_validation and
-                image is not None and len(image) < 1):
-            raise ValueError("Invalid value for `image`, length must be greater than or equal to `1`")  # noqa: E501
+                image is not None and not re.search(r'^[^\x00]*$', image)):  # noqa: E501
+            raise ValueError(r"Invalid value for `image`, must be a follow pattern or equal to `/^[^\x00]*$/`")  # noqa: E501
 
         self._image = image
 

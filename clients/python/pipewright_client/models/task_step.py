@@ -99,7 +99,7 @@ class TaskStep(object):
     def command(self):
         """Gets the command of this TaskStep.  # noqa: E501
 
-        Program to run without a shell: a path, or a name looked up in `PATH`.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :return: The command of this TaskStep.  # noqa: E501
         :rtype: str
@@ -110,14 +110,14 @@ class TaskStep(object):
     def command(self, command):
         """Sets the command of this TaskStep.
 
-        Program to run without a shell: a path, or a name looked up in `PATH`.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :param command: The command of this TaskStep.  # noqa: E501
         :type: str
         """
         if (self.local_vars_configuration.client_side_validation and
-                command is not None and len(command) < 1):
-            raise ValueError("Invalid value for `command`, length must be greater than or equal to `1`")  # noqa: E501
+                command is not None and not re.search(r'^[^\x00]*$', command)):  # noqa: E501
+            raise ValueError(r"Invalid value for `command`, must be a follow pattern or equal to `/^[^\x00]*$/`")  # noqa: E501
 
         self._command = command
 
@@ -148,7 +148,7 @@ class TaskStep(object):
     def code(self):
         """Gets the code of this TaskStep.  # noqa: E501
 
-        Script to run. Without a `#!` first line it runs under `/bin/sh` with `set -eu`; with one, under the interpreter it names.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :return: The code of this TaskStep.  # noqa: E501
         :rtype: str
@@ -159,14 +159,14 @@ class TaskStep(object):
     def code(self, code):
         """Sets the code of this TaskStep.
 
-        Script to run. Without a `#!` first line it runs under `/bin/sh` with `set -eu`; with one, under the interpreter it names.  # noqa: E501
+        Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.  # noqa: E501
 
         :param code: The code of this TaskStep.  # noqa: E501
         :type: str
         """
         if (self.local_vars_configuration.client_side_validation and
-                code is not None and len(code) < 1):
-            raise ValueError("Invalid value for `code`, length must be greater than or equal to `1`")  # noqa: E501
+                code is not None and not re.search(r'^[^\x00]*$', code)):  # noqa: E501
+            raise ValueError(r"Invalid value for `code`, must be a follow pattern or equal to `/^[^\x00]*$/`")  # noqa: E501
 
         self._code = code
 

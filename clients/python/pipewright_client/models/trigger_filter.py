@@ -146,7 +146,7 @@ class TriggerFilter(object):
     def matches(self):
         """Gets the matches of this TriggerFilter.  # noqa: E501
 
-        Holds when the value at `path` is a string matched by this regular expression.  # noqa: E501
+        Holds when the value at `path` is a string of at most 4,096 characters matched by this RE2 regular expression.  # noqa: E501
 
         :return: The matches of this TriggerFilter.  # noqa: E501
         :rtype: str
@@ -157,11 +157,14 @@ class TriggerFilter(object):
     def matches(self, matches):
         """Sets the matches of this TriggerFilter.
 
-        Holds when the value at `path` is a string matched by this regular expression.  # noqa: E501
+        Holds when the value at `path` is a string of at most 4,096 characters matched by this RE2 regular expression.  # noqa: E501
 
         :param matches: The matches of this TriggerFilter.  # noqa: E501
         :type: str
         """
+        if (self.local_vars_configuration.client_side_validation and
+                matches is not None and len(matches) > 500):
+            raise ValueError("Invalid value for `matches`, length must be less than or equal to `500`")  # noqa: E501
 
         self._matches = matches
 
@@ -169,7 +172,7 @@ class TriggerFilter(object):
     def does_not_match(self):
         """Gets the does_not_match of this TriggerFilter.  # noqa: E501
 
-        Holds when the value at `path` is absent, not a string, or a string not matched by this regular expression.  # noqa: E501
+        Holds when the value at `path` is absent, not a string, a string of more than 4,096 characters, or one not matched by this RE2 regular expression.  # noqa: E501
 
         :return: The does_not_match of this TriggerFilter.  # noqa: E501
         :rtype: str
@@ -180,11 +183,14 @@ class TriggerFilter(object):
     def does_not_match(self, does_not_match):
         """Sets the does_not_match of this TriggerFilter.
 
-        Holds when the value at `path` is absent, not a string, or a string not matched by this regular expression.  # noqa: E501
+        Holds when the value at `path` is absent, not a string, a string of more than 4,096 characters, or one not matched by this RE2 regular expression.  # noqa: E501
 
         :param does_not_match: The does_not_match of this TriggerFilter.  # noqa: E501
         :type: str
         """
+        if (self.local_vars_configuration.client_side_validation and
+                does_not_match is not None and len(does_not_match) > 500):
+            raise ValueError("Invalid value for `does_not_match`, length must be less than or equal to `500`")  # noqa: E501
 
         self._does_not_match = does_not_match
 

@@ -26,7 +26,7 @@ const PATTERN_REASONS: Record<string, string> = {
   [NAME_PATTERN.source]:
     'must be a name: 1 to 100 lowercase letters, digits, "_" or "-", starting with a letter or a digit',
   // Text handed to processes (ProcessText, ParameterValue): C strings end at NUL.
-  '^[^\\u0000]*$': 'must not contain NUL (U+0000), which a process cannot receive',
+  '^[^\\x00]*$': 'must not contain NUL (U+0000), which a process cannot receive',
 };
 
 const FORMAT_REASONS: Record<string, string> = {
