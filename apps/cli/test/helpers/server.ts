@@ -26,11 +26,14 @@ export interface RunningServer {
 
 /**
  * Starts the real server program on an ephemeral port with a fresh data directory, and
- * waits (bounded) for its "listening" log line.
+ * waits (bounded) for its "listening" log line. Its tasks run as the server's own user: their
+ * steps call the CLI of this checkout, which users of their own cannot reach when the checkout
+ * is in a private directory (a clone under /root); the server's tests cover task users.
  */
 export async function startServer(): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pipewright-cli-server-'));
-  const child = spawn(process.execPath, [SERVER_BIN, '--listen', '127.0.0.1:0', '--data-dir', dataDir], {
+  const argv = [SERVER_BIN, '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--task-users', 'off'];
+  const child = spawn(process.execPath, argv, {
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
