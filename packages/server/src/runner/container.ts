@@ -70,7 +70,7 @@ export function containerCommand(
     request.image,
     ...(step.code === undefined
       ? [step.command ?? '', ...(step.arguments ?? [])]
-      : scriptArgv(scriptInside, step.code)),
+      : scriptArgv(scriptInside, step.code, step.arguments)),
   ];
 }
 

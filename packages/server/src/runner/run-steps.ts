@@ -102,7 +102,7 @@ async function localLaunch(
     if (interpreter !== undefined && !isExecutableFile(resolve(request.workDir, interpreter))) {
       return { problem: `the #! line names no executable interpreter: ${JSON.stringify(interpreter)}` };
     }
-    return { argv: scriptArgv(script, step.code) };
+    return { argv: scriptArgv(script, step.code, step.arguments) };
   }
   const lookup = findExecutable(step.command ?? '', searchPath, request.workDir);
   if (!lookup.found) return { problem: lookup.problem };

@@ -7,9 +7,12 @@ export function scriptName(index: number): string {
   return `step-${index + 1}.sh`;
 }
 
-/** The argv that runs a script: its own `#!` interpreter, or /bin/sh with `set -eu`. */
-export function scriptArgv(path: string, code: string): string[] {
-  return code.startsWith('#!') ? [path] : ['/bin/sh', '-eu', path];
+/**
+ * The argv that runs a script: its own `#!` interpreter, or /bin/sh with `set -eu`; the step's
+ * arguments follow, which the script reads as `$1`, `$2`...
+ */
+export function scriptArgv(path: string, code: string, args: readonly string[] = []): string[] {
+  return [...(code.startsWith('#!') ? [path] : ['/bin/sh', '-eu', path]), ...args];
 }
 
 /** The interpreter a `#!` line names ('' when it names none), undefined without such a line. */
