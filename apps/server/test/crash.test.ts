@@ -1,32 +1,14 @@
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTasks } from './program.js';
 
 // Crash safety and graceful stop, with the real program: SIGKILL in the middle of running
 // pipelines, then a start on the same data directory.
 
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  chmodSync(dir, 0o777); // tasks, as task users, write there
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirsForTasks();
 
 const started: RunningServer[] = [];
 async function start(dataDir: string, extra: string[] = []) {

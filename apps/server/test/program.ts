@@ -1,6 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { afterAll } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/pipewright-server.js', import.meta.url));
 
@@ -96,4 +100,21 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Makes temp directories open to everyone (tasks, as task users, write there), all removed once
+ * the calling test file has run.
+ */
+export function tempDirsForTasks(): (prefix: string) => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return (prefix) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    chmodSync(dir, 0o777);
+    dirs.push(dir);
+    return dir;
+  };
 }

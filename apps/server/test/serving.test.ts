@@ -1,25 +1,15 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { ApiError, createClient, getScratchpadEntry } from '@pipewright/client';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTasks } from './program.js';
 
 // How the program serves HTTP while it runs and while it stops, through its real process.
 
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  chmodSync(dir, 0o777); // tasks, as task users, write there
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirsForTasks();
 
 const started: RunningServer[] = [];
 async function start(dataDir: string, watch?: (stderr: string) => void) {
