@@ -7,6 +7,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -88,7 +89,10 @@ export async function lockDataDir(dataDir: string, onWait?: (until: Date) => voi
   return {
     announceStop(withinMs) {
       const until = new Date(Date.now() + withinMs).toISOString();
-      writeFileSync(stoppingFile, `${JSON.stringify({ pid: process.pid, until })}\n`, { mode: 0o600 });
+      // Written whole, then renamed into place: a successor never reads it half written.
+      const written = `${stoppingFile}.${process.pid}`;
+      writeFileSync(written, `${JSON.stringify({ pid: process.pid, until })}\n`, { mode: 0o600 });
+      renameSync(written, stoppingFile);
     },
     release: () => held.release(),
   };

@@ -72,7 +72,8 @@ export function startPurging(
       stopping = true;
       if (timer) clearTimeout(timer);
       if (!worker) return;
-      const exited = once(worker, 'exit');
+      // An error of the thread (say, a busy database at its last batch) must not cut the stop short.
+      const exited = once(worker, 'exit').catch(() => undefined);
       worker.postMessage('stop');
       await exited;
     },

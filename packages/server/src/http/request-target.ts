@@ -16,8 +16,9 @@ export interface OriginForm {
 /**
  * The origin-form of a request target (RFC 9112 §3.2). An absolute-form target
  * (`https://host:8443/v0/status?x=1`, which connection pools such as urllib3 send) becomes
- * its path and query, and its authority is returned to replace Host (§3.2.2); an authority
- * with userinfo is not one of this server's, and is left to match no route. Percent-encoded
+ * its path and query, and its authority is returned to replace Host (§3.2.2); a target whose
+ * authority has userinfo is left as it came, which the validator answers with route_not_found
+ * (authentication does not depend on the path, so nothing is reached that way). Percent-encoded
  * unreserved characters are decoded in the path, as RFC 3986 §6.2.2.2 says URIs that differ
  * only by them are equivalent (`/projects/name/a%2Db` is `/projects/name/a-b`). Anything else,
  * `*` and malformed targets included, is returned as it came.

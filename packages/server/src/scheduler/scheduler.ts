@@ -158,10 +158,30 @@ export function createScheduler(
     }
   };
 
+  /**
+   * Writes the rest of the tasks of pipelines left half created by a crash, or by a failure of
+   * the request that made them (services/instantiation.ts), one completion at a time.
+   */
+  let completing = false;
+  const completePendingInstantiations = () => {
+    if (completing) return;
+    const pending = store.pipelines.pendingInstantiationIds();
+    if (pending.length === 0) return;
+    completing = true;
+    completeInstantiations(store, pending)
+      .then(wakeUp, (error: unknown) =>
+        logger.error('failed to create the tasks of a pipeline', { error: String(error) }),
+      )
+      .finally(() => {
+        completing = false;
+      });
+  };
+
   const drain = () => {
     drainQueued = false;
     if (stopping) return;
     try {
+      completePendingInstantiations();
       while (running.size < options.maxRunningTasks && userReady() && processOne()) {
         // claimed one; look for the next
       }
@@ -286,10 +306,6 @@ export function createScheduler(
       // Up before the first task, which would otherwise wait for it to boot.
       releaseSpawner = spawner.hold();
       recoverInterruptedTasks(store, logger, clock());
-      // Pipelines whose tasks a crash left half created get the rest.
-      completeInstantiations(store, store.pipelines.pendingInstantiationIds()).catch((error: unknown) =>
-        logger.error('failed to create the tasks of a pipeline', { error: String(error) }),
-      );
       // What a previous server's tasks left running as task users goes before any task starts.
       void (users?.sweepAll() ?? Promise.resolve(true)).then((swept) => {
         if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');

@@ -4,7 +4,7 @@ import { nextTick, planTicks, scheduleKey } from '../domain/schedules.js';
 import { formatTime } from '../domain/time.js';
 import { filtersMatch } from '../domain/trigger-filters.js';
 import type { Logger } from '../logger.js';
-import { completeInstantiations, instantiatePipelines } from '../services/instantiation.js';
+import { instantiatePipelines } from '../services/instantiation.js';
 import type { WorkNotifier } from '../services/work.js';
 import type { Store } from '../store/index.js';
 import type { TimeTrigger } from '../store/trigger-schedules.store.js';
@@ -146,13 +146,8 @@ export function createTicker(
     for (const event of events) {
       logger.debug('tick', { trigger_id: event.trigger_id, scheduled_time: event.event_time });
     }
-    if (events.length > 0) {
-      // Pipelines too large for one transaction get the rest of their tasks now, a batch at a time.
-      completeInstantiations(store, store.pipelines.pendingInstantiationIds()).catch((error: unknown) =>
-        logger.error('failed to create the tasks of a pipeline', { error: String(error) }),
-      );
-      work.wakeUp();
-    }
+    // Pipelines too large for one transaction get the rest of their tasks from the scheduler.
+    if (events.length > 0) work.wakeUp();
     return { events, nextTickTime: earliest, failures };
   };
 

@@ -7,7 +7,7 @@ import type { Principal } from '../domain/principal.js';
 import { checkParameterValues } from '../domain/resource-parameters.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
-import { completeInstantiations, instantiatePipelines } from './instantiation.js';
+import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
 import type { WorkNotifier } from './work.js';
 
 type Project = Schemas['Project'];
@@ -78,7 +78,7 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
         store.commandExecutions.insert(created);
         return created;
       });
-      await completeInstantiations(store, execution.pipeline_ids);
+      await completeInstantiationsOfRequest(store, execution.pipeline_ids);
       work.wakeUp();
       return execution;
     },

@@ -9,7 +9,7 @@ import { formatTime, normalizeTime } from '../domain/time.js';
 import { filtersMatch } from '../domain/trigger-filters.js';
 import type { EventFilters } from '../store/events.store.js';
 import type { Store } from '../store/index.js';
-import { completeInstantiations, instantiatePipelines } from './instantiation.js';
+import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
 import { timeSlicer } from './time-slices.js';
 import type { WorkNotifier } from './work.js';
 
@@ -58,26 +58,25 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
     ): Promise<Event[]> {
       const projectId = principal.projectId ?? project?.id;
       // Weighed outside the transaction, a slice of the event loop at a time.
-      const matched: { ref: { project_id: string; id: string }; filters: TriggerSpec['data']['filters'] }[] =
-        [];
+      const matched: { ref: { project_id: string; id: string }; data: TriggerSpec['data'] }[] = [];
       // One match is bounded (TriggerFilter), but an organization may have thousands of triggers.
       const yieldSometimes = timeSlicer();
       for (const ref of store.triggers.listening(principal.orgId, 'custom', submitted.name, projectId)) {
         const spec = trigger(ref.project_id, ref.id);
-        if (spec && filtersMatch(spec.data.filters, submitted.data))
-          matched.push({ ref, filters: spec.data.filters });
+        if (spec && filtersMatch(spec.data.filters, submitted.data)) matched.push({ ref, data: spec.data });
         await yieldSometimes();
       }
       const created = store.transaction(() => {
         const time = formatTime(clock());
         const eventTime = submitted.event_time ? normalizeTime(submitted.event_time) : time;
         const events: { event: Event; pipelineIds: string[] }[] = [];
-        for (const { ref, filters } of matched) {
-          // A trigger removed, disabled or given other filters meanwhile is taken as it is now.
+        for (const { ref, data } of matched) {
+          // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
+          // still listens to this event and its filters (weighed again if they changed) accept it.
           const spec = trigger(ref.project_id, ref.id);
-          if (!spec) continue;
+          if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) continue;
           if (
-            !isDeepStrictEqual(spec.data.filters, filters) &&
+            !isDeepStrictEqual(spec.data.filters, data.filters) &&
             !filtersMatch(spec.data.filters, submitted.data)
           )
             continue;
@@ -105,7 +104,7 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
         }
         return events;
       });
-      await completeInstantiations(
+      await completeInstantiationsOfRequest(
         store,
         created.flatMap((c) => c.pipelineIds),
       );
@@ -145,7 +144,7 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
         });
         return { event, pipelineIds };
       });
-      await completeInstantiations(store, replayed.pipelineIds);
+      await completeInstantiationsOfRequest(store, replayed.pipelineIds);
       work.wakeUp();
       return replayed.event;
     },

@@ -51,7 +51,7 @@ function writeInstances(
   const instances = instancesOf(pipeline.spec);
   const links = entryLinks(pipeline.spec.data.tasks.map((entry) => ({ ...entry, name: entryName(entry) })));
   const to = Math.min(instances.length, from + INSTANTIATION_BATCH);
-  const held = (pipeline.queued ? 1 : 0) + (instances.length > INSTANTIATION_BATCH ? 1 : 0);
+  const held = (pipeline.queued ? 1 : 0) + (pipeline.pending_tasks ? 1 : 0);
   const aborted = pipeline.status === 'aborted';
   for (const { entry, instance } of instances.slice(from, to)) {
     const name = entryName(entry);
@@ -137,7 +137,8 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
 /**
  * Writes the missing task instances of pipelines made by instantiatePipelines, a batch per
  * transaction with a turn of the event loop between batches, then lets their tasks run. What a
- * crash interrupts is completed by the next start (the pipelines stay marked until then).
+ * crash or a failure interrupts stays marked, and the scheduler completes it (at its start and
+ * as it polls).
  */
 export async function completeInstantiations(store: Store, pipelineIds: readonly string[]): Promise<void> {
   for (const id of pipelineIds) {
@@ -146,13 +147,28 @@ export async function completeInstantiations(store: Store, pipelineIds: readonly
         const pending = store.pipelines.pendingInstantiation(id);
         if (!pending) return true;
         const written = store.tasks.countOfPipeline(id);
-        if (!writeInstances(store, pending.pipeline, pending.tasks, written)) return false;
+        const pipeline = { ...pending.pipeline, pending_tasks: pending.tasks };
+        if (!writeInstances(store, pipeline, pending.tasks, written)) return false;
         store.pipelines.endInstantiation(id);
-        store.tasks.holdPipeline(id, false);
+        // Counted afresh, not one hold less: a restart meanwhile (of a pipeline aborted while its
+        // tasks were written) counted the tasks that existed then.
+        store.tasks.recountBlockers(id);
         return true;
       });
       if (done) break;
       await nextTurn();
     }
   }
+}
+
+/**
+ * completeInstantiations for a request whose pipelines are committed: a failure here (a busy
+ * or full disk) must not turn the request's stored result into an error, whose retry would
+ * make them twice; the scheduler completes what is left as it polls.
+ */
+export async function completeInstantiationsOfRequest(
+  store: Store,
+  pipelineIds: readonly string[],
+): Promise<void> {
+  await completeInstantiations(store, pipelineIds).catch(() => undefined);
 }

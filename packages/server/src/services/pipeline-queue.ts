@@ -22,7 +22,7 @@ export function finishPipeline(
     const next = store.pipelines.firstQueuedId(ended.project_id, ended.name);
     if (next) {
       store.pipelines.admit(next);
-      store.tasks.holdPipeline(next, false);
+      store.tasks.admitPipeline(next);
     }
   }
   return true;

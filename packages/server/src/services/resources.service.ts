@@ -87,6 +87,8 @@ export function createResourceService(
       const now = clock();
       const time = formatTime(now);
       const triggersChanged = store.transaction(() => {
+        // Looked up again: the project may have been deleted while the set was validated.
+        projects.get(principal, projectId);
         const installed = store.resources.installed(project.id);
         const plan = planInstallation(installed, valid);
         for (const id of plan.delete) store.resources.delete(id);

@@ -72,16 +72,16 @@ const RUNNABLE = `
   ORDER BY creation_time, id
   LIMIT 1`;
 
-// What holds each waiting task of a pipeline, counted afresh after a restart: the instances of
-// its dependencies that did not end successfully or failed with `on_failure: continue`, and its
-// pipeline's place in a queue.
+// What holds each waiting task of a pipeline, counted afresh after a restart or once all its
+// tasks exist: the instances of its dependencies that did not end successfully or failed with
+// `on_failure: continue`, its pipeline's place in a queue, and tasks of it still to be written.
 const RECOUNT_BLOCKERS = `
   UPDATE tasks SET blockers = (
       SELECT count(*) FROM json_each(tasks.dependencies) d
       JOIN tasks u ON u.pipeline_id = tasks.pipeline_id AND u.name = d.value
       WHERE NOT (u.status = 'successful'
                  OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
-    + (SELECT queued FROM pipelines p WHERE p.id = tasks.pipeline_id)
+    + (SELECT queued + (pending_tasks IS NOT NULL) FROM pipelines p WHERE p.id = tasks.pipeline_id)
   WHERE pipeline_id = ? AND status = 'created'`;
 
 export function createTaskStore(db: Db) {
@@ -110,8 +110,8 @@ export function createTaskStore(db: Db) {
      WHERE status = 'created' AND (pipeline_id, name) IN (
        SELECT t.pipeline_id, d.value FROM tasks t, json_each(t.dependents) d WHERE t.id = ?)`,
   );
-  const hold = db.prepare<{ pipeline_id: string; change: number }>(
-    `UPDATE tasks SET blockers = blockers + @change WHERE pipeline_id = @pipeline_id AND status = 'created'`,
+  const admit = db.prepare<[string]>(
+    `UPDATE tasks SET blockers = blockers - 1 WHERE pipeline_id = ? AND status = 'created'`,
   );
   const recountBlockers = db.prepare<[string]>(RECOUNT_BLOCKERS);
   const countOfPipeline = db.prepare<[string], { n: number }>(
@@ -213,9 +213,9 @@ export function createTaskStore(db: Db) {
     unblockDependents(id: string): void {
       unblock.run(id);
     },
-    /** The waiting tasks of a pipeline are held (+1) while it is queued, and let go (-1) when it is admitted. */
-    holdPipeline(pipelineId: string, held: boolean): void {
-      hold.run({ pipeline_id: pipelineId, change: held ? 1 : -1 });
+    /** The waiting tasks of a pipeline are held once less: its queue admitted it. */
+    admitPipeline(pipelineId: string): void {
+      admit.run(pipelineId);
     },
     /** Counts afresh what holds each waiting task of the pipeline (after a restart made tasks wait again). */
     recountBlockers(pipelineId: string): void {

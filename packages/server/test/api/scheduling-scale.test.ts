@@ -4,11 +4,7 @@ import { join } from 'node:path';
 import { type ApiClient, walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
-import {
-  completeInstantiations,
-  INSTANTIATION_BATCH,
-  instantiatePipelines,
-} from '../../src/services/instantiation.js';
+import { INSTANTIATION_BATCH, instantiatePipelines } from '../../src/services/instantiation.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -140,20 +136,67 @@ describe('a pipeline too large for one transaction', () => {
       store.events.insert(event);
       return instantiatePipelines(store, { event, pipelines: ['wide'], environment: {}, time });
     });
+    const id = pipelineId ?? '';
+    expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
+    expect(store.pipelines.pendingInstantiationIds()).toContain(id);
+    // Held: none of its tasks is ready to be claimed.
+    expect(store.tasks.nextRunnable(new Date().toISOString(), [])?.pipeline_id).not.toBe(id);
+    // The scheduler writes the rest as it looks for work, as after a crash, then runs them.
     server.scheduler.wakeUp();
-    expect(store.tasks.countOfPipeline(pipelineId ?? '')).toBe(INSTANTIATION_BATCH);
-    expect(store.pipelines.pendingInstantiationIds()).toContain(pipelineId);
-    // Held: not one is claimed, however often the scheduler looks.
-    for (let i = 0; i < 20; i += 1) {
-      server.scheduler.wakeUp();
-      await new Promise((resolve) => setImmediate(resolve));
+    expect((await finished(client, id, 120_000)).status).toBe('successful');
+    expect(store.tasks.countOfPipeline(id)).toBe(1300);
+  }, 150_000);
+});
+
+describe('a pipeline restarted while its tasks are written', () => {
+  it('counts what holds each task afresh once all exist, so none runs early and none waits forever', async () => {
+    // 130 stages of 10 instances, each stage after the one before: counts matter.
+    const stages = Array.from({ length: 130 }, (_, i) => ({
+      name: `s${i}`,
+      task: 'noop',
+      nb_instances: 10,
+      ...(i > 0 ? { dependencies: [`s${i - 1}`] } : {}),
+    }));
+    const { project, client } = await projectWith(server, [
+      task('noop', { steps: [{ command: 'true' }] }),
+      pipeline('stages', stages, { concurrent: true }),
+    ]);
+    const store = server.store;
+    const time = new Date().toISOString();
+    // Made, aborted and restarted before its second batch is written: no turn of the event loop
+    // between them, so the scheduler cannot write the rest first.
+    const [id = ''] = store.transaction(() => {
+      const event = {
+        id: newId(),
+        org_id: project.org_id,
+        project_id: project.id,
+        creation_time: time,
+        event_time: time,
+        connector: 'custom',
+        name: 'made-by-hand',
+        data: {},
+        original_event_id: null,
+      };
+      store.events.insert(event);
+      return instantiatePipelines(store, { event, pipelines: ['stages'], environment: {}, time });
+    });
+    server.services.pipelines.abort(project, id);
+    server.services.pipelines.restart(project, id);
+    expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
+    server.scheduler.wakeUp();
+    expect((await finished(client, id, 120_000)).status).toBe('successful');
+    const tasks = await allTasks(client, id);
+    expect(tasks).toHaveLength(1300);
+    expect(tasks.every((t) => t.status === 'successful')).toBe(true);
+    // Each stage started after every instance of the one before had ended.
+    const byStage = new Map<number, typeof tasks>();
+    for (const t of tasks)
+      byStage.set(Number(t.name.slice(1)), [...(byStage.get(Number(t.name.slice(1))) ?? []), t]);
+    for (let stage = 1; stage < 130; stage += 1) {
+      const lastEnd = Math.max(...(byStage.get(stage - 1) ?? []).map((t) => Date.parse(t.end_time ?? '')));
+      const firstStart = Math.min(...(byStage.get(stage) ?? []).map((t) => Date.parse(t.start_time ?? '')));
+      expect(firstStart).toBeGreaterThanOrEqual(lastEnd);
     }
-    const waiting = await tasksOf(client, pipelineId ?? '');
-    expect(waiting.every((t) => t.status === 'created')).toBe(true);
-    await completeInstantiations(store, store.pipelines.pendingInstantiationIds());
-    expect(store.tasks.countOfPipeline(pipelineId ?? '')).toBe(1300);
-    server.scheduler.wakeUp();
-    expect((await finished(client, pipelineId ?? '', 120_000)).status).toBe('successful');
   }, 150_000);
 });
 
@@ -196,7 +239,9 @@ describe('the queue of a non-concurrent pipeline', () => {
     await release('abort', second);
     expect((await finished(client, second)).status).toBe('successful');
     await release('abort', third);
-    expect((await finished(client, third)).status).toBe('successful');
+    const [b, c] = [await finished(client, second), await finished(client, third)];
+    expect(c.status).toBe('successful');
+    expect(Date.parse(c.start_time ?? '')).toBeGreaterThanOrEqual(Date.parse(b.end_time ?? ''));
   });
 
   it('puts a restarted pipeline behind the one running', async () => {
@@ -214,7 +259,11 @@ describe('the queue of a non-concurrent pipeline', () => {
     const [waiting] = await tasksOf(client, first);
     expect(waiting?.status).toBe('created');
     await release('restart', second);
-    expect((await finished(client, second)).status).toBe('successful');
+    const b = await finished(client, second);
+    expect(b.status).toBe('successful');
     expect((await finished(client, first)).status).toBe('successful');
+    // It ran again only once the one running had ended.
+    const [again] = await tasksOf(client, first);
+    expect(Date.parse(again?.start_time ?? '')).toBeGreaterThanOrEqual(Date.parse(b.end_time ?? ''));
   });
 });
