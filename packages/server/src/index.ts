@@ -20,11 +20,18 @@ export {
   type ServerAccess,
 } from './scheduler/scheduler.js';
 export { createTicker, type Ticker, type TickerOptions } from './scheduler/ticks.js';
-export { createServices, type Services, type WorkNotifier } from './services/index.js';
 export {
   createProvisioningService,
+  createServices,
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
-} from './services/provisioning.service.js';
-export { type ExclusiveLock, takeExclusiveLock } from './store/exclusive-lock.js';
-export { type Durability, openStore, type Store } from './store/index.js';
+  type Services,
+  type WorkNotifier,
+} from './services/index.js';
+export {
+  type Durability,
+  type ExclusiveLock,
+  openStore,
+  type Store,
+  takeExclusiveLock,
+} from './store/index.js';

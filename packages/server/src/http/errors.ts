@@ -1,8 +1,8 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { ERROR_CODES, type ErrorCode } from '../domain/error-codes.js';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import { isStorageUnavailable } from '../domain/storage-errors.js';
 import type { Logger } from '../logger.js';
-import { isStorageUnavailable } from '../store/storage-errors.js';
 
 export interface ApiError {
   status: number;
@@ -41,7 +41,7 @@ function fromValidator(error: ValidatorError, req: Request): DomainError {
         `unsupported content type ${req.get('content-type') ?? '(none)'}`,
       );
     case 400:
-      return fromBadRequest(error);
+      return fromBadRequest(error, req);
     default:
       // Response validation failures (tests turn it on) and anything unexpected.
       return new DomainError('internal_error', 'internal error');
@@ -53,7 +53,22 @@ function undecodablePath(): DomainError {
   return new DomainError('invalid_route_variable', `the path ${reason}`, { reason });
 }
 
-function fromBadRequest(error: ValidatorError): DomainError {
+/**
+ * `not a pipeline id: 123` (`not an event id: 123`) for a malformed `{id}` of a route such as `/pipelines/id/{id}`: the
+ * collection before `/id/` names the kind. The pattern the validator quotes tells a reader less.
+ */
+function malformedIdMessage(variable: string, req: Request): string | undefined {
+  const { openapi } = req as { openapi?: { openApiRoute?: string; pathParams?: Record<string, string> } };
+  const kind = /\/([a-z_]+)s\/id\/\{id\}/.exec(openapi?.openApiRoute ?? '')?.[1];
+  const value = openapi?.pathParams?.[variable];
+  if (variable !== 'id' || !kind || value === undefined) return undefined;
+  // Escaped as in JSON, without the quotes, and cut: the value is anything the client sent.
+  const shown = JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value).slice(1, -1);
+  const noun = kind.replaceAll('_', ' ');
+  return `not ${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun} id: ${shown}`;
+}
+
+function fromBadRequest(error: ValidatorError, req: Request): DomainError {
   const problems = error.errors;
   const header = problems.find((p) => p.path.toLowerCase() === PROJECT_HEADER_PATH);
   if (header?.errorCode === 'required.openapi.validation') {
@@ -85,10 +100,9 @@ function fromBadRequest(error: ValidatorError): DomainError {
   const param = problems.find((p) => p.path.startsWith('/params/'));
   if (param) {
     const variable = param.path.slice('/params/'.length);
-    return new DomainError('invalid_route_variable', `invalid route variable ${variable}: ${param.message}`, {
-      variable,
-      reason: param.message,
-    });
+    const message =
+      malformedIdMessage(variable, req) ?? `invalid route variable ${variable}: ${param.message}`;
+    return new DomainError('invalid_route_variable', message, { variable, reason: param.message });
   }
   // A missing body where one is required arrives without a located path.
   return invalidRequestBody(problems.map((p) => ({ pointer: '', reason: p.message })));

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { openapiDocument } from '@pipewright/types';
 import type { RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { SPECS_SCHEMA_POINTER } from '../services/resource-spec-schemas.js';
+import { SPECS_SCHEMA_POINTER } from '../services/index.js';
 
 type Document = Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'];
 
@@ -10,9 +10,15 @@ type PathToRegexp = (path: string, options?: Record<string, unknown>) => unknown
 
 /**
  * express-openapi-validator finds a request's route by compiling the path pattern of every
- * route of the spec, on every request (its lookupRoute calls path-to-regexp in a loop):
- * about a sixth of a simple request's CPU time. Patterns never change, so each is compiled
- * once. The compiled regexps have no global flag: sharing them is safe.
+ * route of the spec, on every request (its lookupRoute calls path-to-regexp in a loop), and
+ * compiling a pattern costs far more than matching it. Patterns never change, so each is
+ * compiled once. The compiled regexps have no global flag: sharing them is safe.
+ *
+ * No option of the validator does this, and nothing can stand in front of its lookup, so this
+ * replaces the `pathToRegexp` export of the path-to-regexp module the validator requires: it
+ * reads that export at each call. That is the validator's private working, pinned with its
+ * version by test/unit/validator-route-cache.test.ts, which fails on any upgrade. The patch can
+ * go once the validator caches compiled routes itself (cdimascio/express-openapi-validator#1217).
  */
 function compileRoutePatternsOnce(): void {
   const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
@@ -21,7 +27,7 @@ function compileRoutePatternsOnce(): void {
   const compile = library.pathToRegexp;
   const compiled = new Map<string, unknown>();
   const once: PathToRegexp & { once?: true } = (path, options = {}) => {
-    // Express's router shares the module: every option it may pass is part of the key.
+    // Other code in the process may call the export too: every option it may pass is part of the key.
     const { sensitive, strict, end, trailing, delimiter } = options;
     const key = `${sensitive}|${strict}|${end}|${trailing}|${delimiter}|${path}`;
     let result = compiled.get(key);

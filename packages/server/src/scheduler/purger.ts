@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatTime } from '../domain/time.js';
-import type { Store } from '../store/index.js';
-import type { BatchResult, Cutoffs } from '../store/retention.store.js';
+import type { BatchResult, Cutoffs, Store } from '../store/index.js';
 
 /** How long what grows without bound is kept, in days; undefined keeps it forever. */
 export interface RetentionOptions {

@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import { afterFailure } from '../domain/execution.js';
 import { formatTime } from '../domain/time.js';
-import { finishPipeline } from '../services/pipeline-queue.js';
+import { finishPipeline } from '../services/index.js';
 import type { Store } from '../store/index.js';
 
 export type AttemptEnd = { outcome: 'succeeded' } | { outcome: 'failed'; message: string };

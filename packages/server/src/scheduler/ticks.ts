@@ -4,10 +4,8 @@ import { nextTick, planTicks, scheduleKey } from '../domain/schedules.js';
 import { formatTime } from '../domain/time.js';
 import { filtersMatch } from '../domain/trigger-filters.js';
 import type { Logger } from '../logger.js';
-import { instantiatePipelines } from '../services/instantiation.js';
-import type { WorkNotifier } from '../services/work.js';
-import type { Store } from '../store/index.js';
-import type { TimeTrigger } from '../store/trigger-schedules.store.js';
+import { instantiatePipelines, type WorkNotifier } from '../services/index.js';
+import type { Store, TimeTrigger } from '../store/index.js';
 
 type Event = Schemas['Event'];
 

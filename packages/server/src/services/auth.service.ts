@@ -1,11 +1,9 @@
 import { type KeyParts, parseKey, secretMatches } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
+import { isStorageUnavailable } from '../domain/storage-errors.js';
 import { formatTime } from '../domain/time.js';
-import type { KeyOwner } from '../store/api-keys.store.js';
-import type { Store } from '../store/index.js';
-import { isStorageUnavailable } from '../store/storage-errors.js';
-import type { TaskKeyOwner } from '../store/task-keys.store.js';
+import type { KeyOwner, Store, TaskKeyOwner } from '../store/index.js';
 import { createKeyOwnerCache } from './auth-cache.js';
 
 // last_login_time is written at most once a minute per account, so that a busy key

@@ -12,6 +12,15 @@ import { createScratchpadService } from './scratchpads.service.js';
 import { createTaskService } from './tasks.service.js';
 import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
+// The services' public surface: what the scheduler, http and the program use besides createServices.
+export { completeInstantiations, instantiatePipelines } from './instantiation.js';
+export { finishPipeline } from './pipeline-queue.js';
+export {
+  createProvisioningService,
+  DEFAULT_ADMIN_EMAIL,
+  DEFAULT_ORGANIZATION,
+} from './provisioning.service.js';
+export { SPECS_SCHEMA_POINTER } from './resource-spec-schemas.js';
 export type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 /** Where no ticker runs, nothing hears of changed schedules. */

@@ -2,8 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import { newId } from '../domain/ids.js';
 import { entryName } from '../domain/resource-pipelines.js';
 import { entryLinks } from '../domain/task-graph.js';
-import type { Store } from '../store/index.js';
-import type { PipelineRecord } from '../store/pipelines.store.js';
+import type { PipelineRecord, Store } from '../store/index.js';
 import { mustQueue } from './pipeline-queue.js';
 import { nextTurn } from './time-slices.js';
 

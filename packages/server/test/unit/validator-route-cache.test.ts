@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openapiValidator } from '../../src/http/validator.js';
+
+// http/validator.ts replaces the `pathToRegexp` export of the path-to-regexp module that
+// express-openapi-validator requires, so that each route pattern is compiled once. That relies
+// on the validator's private workings; this test pins them, so that any upgrade of either
+// package fails here first. Whoever upgrades checks that the patch still applies (or that the
+// validator now caches compiled routes itself, and the patch can go) and moves the pins.
+
+const PINNED_VERSIONS = { 'express-openapi-validator': '5.6.2', 'path-to-regexp': '8.4.2' };
+
+const serverRequire = createRequire(import.meta.url);
+const validatorEntry = serverRequire.resolve('express-openapi-validator');
+const validatorRequire = createRequire(validatorEntry);
+const lookupModule = join(dirname(validatorEntry), 'middlewares/openapi.metadata.js');
+
+/** The `package.json` above a resolved entry file: path-to-regexp does not export its own. */
+function manifestAbove(file: string, name: string): { name: string; version: string } {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      if (manifest.name === name) return manifest;
+    } catch {
+      // No package.json in this directory: look further up.
+    }
+  }
+  throw new Error(`no package.json of ${name} above ${file}`);
+}
+
+interface PathToRegexpModule {
+  pathToRegexp: ((path: string, options?: object) => { regexp: RegExp; keys: { name: string }[] }) & {
+    once?: true;
+  };
+}
+
+describe('the route cache of http/validator.ts', () => {
+  it('is written for the installed versions of express-openapi-validator and path-to-regexp', () => {
+    const installed = {
+      'express-openapi-validator': manifestAbove(validatorEntry, 'express-openapi-validator').version,
+      'path-to-regexp': manifestAbove(validatorRequire.resolve('path-to-regexp'), 'path-to-regexp').version,
+    };
+    expect(installed).toEqual(PINNED_VERSIONS);
+  });
+
+  it('patches the very module whose export the route lookup reads at each call', () => {
+    const source = readFileSync(lookupModule, 'utf8');
+    expect(source).toContain('const path_to_regexp_1 = require("path-to-regexp");');
+    expect(source).toContain('(0, path_to_regexp_1.pathToRegexp)(expressRoute, pathOpts)');
+    expect(createRequire(lookupModule).resolve('path-to-regexp')).toBe(
+      validatorRequire.resolve('path-to-regexp'),
+    );
+  });
+
+  it('replaces a writable export by one that compiles each pattern and options once', () => {
+    const library = validatorRequire('path-to-regexp') as PathToRegexpModule;
+    expect(Object.getOwnPropertyDescriptor(library, 'pathToRegexp')).toMatchObject({ writable: true });
+
+    openapiValidator({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }, false);
+
+    expect(library.pathToRegexp.once).toBe(true);
+    const options = { sensitive: false, strict: false };
+    const compiled = library.pathToRegexp('/v0/projects/id/:id', options);
+    expect(library.pathToRegexp('/v0/projects/id/:id', { ...options })).toBe(compiled);
+    expect(library.pathToRegexp('/v0/projects/id/:id', { sensitive: true, strict: false })).not.toBe(
+      compiled,
+    );
+    expect(compiled.keys.map((key) => key.name)).toEqual(['id']);
+    expect(compiled.regexp.exec('/v0/projects/id/p1')?.slice(1)).toEqual(['p1']);
+    expect(compiled.regexp.flags).not.toContain('g');
+  });
+});
