@@ -39,21 +39,30 @@ export function canonicalJson(value: unknown): string {
 
 const keyOf = (resource: { type: string; name: string }) => `${resource.type}/${resource.name}`;
 
-/** Compares a valid set (unique type and name) with what the project has. A rename is a delete and a create. */
-export function planInstallation<Spec extends DesiredSpec>(
-  installed: readonly InstalledResource[],
-  desired: readonly Spec[],
-): InstallationPlan<Spec> {
-  const current = new Map(installed.map((resource) => [keyOf(resource), resource]));
+/**
+ * Compares a valid set (unique type and name) with what the project has, fed a page of
+ * installed resources at a time, so that a large project is compared in slices. A rename is a
+ * delete and a create; creations keep the order of the set.
+ */
+export function installationPlanner<Spec extends DesiredSpec>(desired: readonly Spec[]) {
+  const wanted = new Map(desired.map((spec) => [keyOf(spec), spec]));
+  const found = new Set<Spec>();
   const plan: InstallationPlan<Spec> = { create: [], update: [], unchanged: [], delete: [] };
-  for (const spec of desired) {
-    const resource = current.get(keyOf(spec));
-    current.delete(keyOf(spec));
-    if (!resource) plan.create.push(spec);
-    else if (canonicalJson(JSON.parse(resource.spec)) === canonicalJson(spec))
-      plan.unchanged.push(resource.id);
-    else plan.update.push({ id: resource.id, spec });
-  }
-  plan.delete = [...current.values()].map((resource) => resource.id);
-  return plan;
+  return {
+    compare(installed: readonly InstalledResource[]): void {
+      for (const resource of installed) {
+        const spec = wanted.get(keyOf(resource));
+        if (!spec) plan.delete.push(resource.id);
+        else {
+          found.add(spec);
+          if (canonicalJson(JSON.parse(resource.spec)) === canonicalJson(spec))
+            plan.unchanged.push(resource.id);
+          else plan.update.push({ id: resource.id, spec });
+        }
+      }
+    },
+    plan(): InstallationPlan<Spec> {
+      return { ...plan, create: desired.filter((spec) => !found.has(spec)) };
+    },
+  };
 }

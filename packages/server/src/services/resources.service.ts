@@ -4,10 +4,11 @@ import { DomainError, invalidRequestBody, type JsvError } from '../domain/errors
 import { newId } from '../domain/ids.js';
 import { pointer } from '../domain/json-pointer.js';
 import type { Principal } from '../domain/principal.js';
-import { planInstallation } from '../domain/resource-diff.js';
+import { type InstallationPlan, installationPlanner } from '../domain/resource-diff.js';
 import { checkResourceSet, type SetEntry } from '../domain/resource-set.js';
 import { formatTime } from '../domain/time.js';
-import type { Store } from '../store/index.js';
+import type { StagedChange, Store } from '../store/index.js';
+import { oneAtATimePerKey } from './one-at-a-time.js';
 import type { createProjectService } from './projects.service.js';
 import { createSpecValidator } from './resource-spec-schemas.js';
 import { timeSlicer } from './time-slices.js';
@@ -27,6 +28,9 @@ function unknownResource(description: string, data: Record<string, string>): Dom
   return new DomainError('unknown_resource', `no resource with ${description} in the project`, data);
 }
 
+/** How many installed resources are compared, and changes staged, between turns of the event loop. */
+const BATCH = 500;
+
 /** The spec index of a pointer into the request body (`/specs/7/...` is 7). */
 const specIndexOf = (jsvError: JsvError) => Number(jsvError.pointer.split('/')[2]);
 
@@ -36,16 +40,20 @@ export function createResourceService(
   clock: () => Date,
   schedules: ScheduleNotifier,
 ) {
-  // Compiled at the first install, not at start: a restart listens sooner.
+  // Compiled by `prepare`, once the server listens (a restart listens sooner), or else at the
+  // first install.
   let compiled: ReturnType<typeof createSpecValidator> | undefined;
+  const specValidator = () => {
+    compiled ??= createSpecValidator();
+    return compiled;
+  };
 
   /**
    * The set as valid specs, or every problem of it at once, ordered by spec; validated a slice
    * of the event loop at a time (a set may have 10,000 specs).
    */
   async function validateSet(set: readonly unknown[]): Promise<ResourceSpec[]> {
-    compiled ??= createSpecValidator();
-    const specs = compiled;
+    const specs = specValidator();
     const ownProblems: JsvError[] = [];
     const entries: SetEntry[] = [];
     const yieldSometimes = timeSlicer();
@@ -68,12 +76,57 @@ export function createResourceService(
     return set as ResourceSpec[];
   }
 
+  /**
+   * What installing `valid` changes in the project, read a page of installed resources at a
+   * time; and whether it changes triggers.
+   */
+  async function planAgainstInstalled(projectId: string, valid: readonly ResourceSpec[]) {
+    const planner = installationPlanner(valid);
+    const triggers = new Set<string>();
+    const yieldSometimes = timeSlicer();
+    for (let after = ''; ; ) {
+      const page = store.resources.installedPage(projectId, after, BATCH);
+      planner.compare(page);
+      for (const resource of page) if (resource.type === 'trigger') triggers.add(resource.id);
+      if (page.length < BATCH) break;
+      after = page[page.length - 1]?.id ?? after;
+      await yieldSometimes();
+    }
+    const plan = planner.plan();
+    const triggersChanged =
+      plan.create.some((spec) => spec.type === 'trigger') ||
+      plan.update.some(({ spec }) => spec.type === 'trigger') ||
+      plan.delete.some((id) => triggers.has(id));
+    return { plan, triggersChanged };
+  }
+
+  function stagedChanges(plan: InstallationPlan<ResourceSpec>, now: Date): StagedChange[] {
+    return [
+      ...plan.delete.map((id): StagedChange => ({ change: 'delete', id })),
+      ...plan.update.map(({ id, spec }): StagedChange => ({ change: 'update', id, spec })),
+      ...plan.create.map((spec): StagedChange => ({ change: 'create', id: newId(now), spec })),
+    ];
+  }
+
+  // Installations of a project run one at a time, each planned against what the previous one
+  // left. This holds for one server per database, as today (scheduler/recovery.ts); several
+  // servers on one database will need the lock in the database instead.
+  const oneAtATime = oneAtATimePerKey();
+
   return {
     /**
-     * Makes the resources of the project exactly `set`: validated whole first, then applied
-     * in one IMMEDIATE transaction, so concurrent installations into a project serialize and
-     * each one diffs against what the previous one left. A change to triggers then wakes the
-     * ticker, so that a new or changed schedule ticks on its own time, not at the next pass.
+     * Compiles the validators of resource specs now, rather than in the first install, which
+     * would hold the server's thread as long. Called once the server listens.
+     */
+    prepare(): void {
+      specValidator();
+    },
+    /**
+     * Makes the resources of the project exactly `set`. The set is validated whole first; its
+     * changes are planned and staged a slice of the event loop at a time, then applied in one
+     * short transaction, so that readers see the whole set before or after, never a part. A
+     * change to triggers then wakes the ticker, so that a new or changed schedule ticks on its
+     * own time, not at the next pass.
      */
     async install(
       principal: Principal,
@@ -84,32 +137,26 @@ export function createResourceService(
       const project = projects.get(principal, projectId);
       const valid = await validateSet(set);
       if (options.dryRun) return;
-      const now = clock();
-      const time = formatTime(now);
-      const triggersChanged = store.transaction(() => {
-        // Looked up again: the project may have been deleted while the set was validated.
-        projects.get(principal, projectId);
-        const installed = store.resources.installed(project.id);
-        const plan = planInstallation(installed, valid);
-        for (const id of plan.delete) store.resources.delete(id);
-        for (const { id, spec } of plan.update) store.resources.updateSpec(id, spec, time);
-        for (const spec of plan.create) {
-          store.resources.insert({
-            id: newId(now),
-            org_id: project.org_id,
-            project_id: project.id,
-            creation_time: time,
-            spec,
+      const triggersChanged = await oneAtATime(project.id, async () => {
+        const { plan, triggersChanged } = await planAgainstInstalled(project.id, valid);
+        const now = clock();
+        const installation = newId(now);
+        const changes = stagedChanges(plan, now);
+        try {
+          const yieldSometimes = timeSlicer();
+          for (let start = 0; start < changes.length; start += BATCH) {
+            await yieldSometimes();
+            store.resources.stage(installation, changes.slice(start, start + BATCH));
+          }
+          store.transaction(() => {
+            // Looked up again: the project may have been deleted while the set was staged.
+            projects.get(principal, projectId);
+            store.resources.applyStaged(installation, project, formatTime(now));
           });
+        } finally {
+          store.resources.unstage(installation);
         }
-        const triggers = new Set(
-          installed.filter((resource) => resource.type === 'trigger').map((r) => r.id),
-        );
-        return (
-          plan.create.some((spec) => spec.type === 'trigger') ||
-          plan.update.some(({ id }) => triggers.has(id)) ||
-          plan.delete.some((id) => triggers.has(id))
-        );
+        return triggersChanged;
       });
       if (triggersChanged) schedules.schedulesChanged();
     },

@@ -16,7 +16,16 @@ import { createTaskStore } from './tasks.store.js';
 import { createTriggerScheduleStore } from './trigger-schedules.store.js';
 import { createTriggerStore } from './triggers.store.js';
 
+// The store's public surface: the row types that services and the scheduler name, and the data-dir lock.
+export type { KeyOwner } from './api-keys.store.js';
 export type { Db, Durability } from './db.js';
+export type { EventFilters } from './events.store.js';
+export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
+export type { PipelineRecord } from './pipelines.store.js';
+export type { StagedChange } from './resources.store.js';
+export type { BatchResult, Cutoffs } from './retention.store.js';
+export type { TaskKeyOwner } from './task-keys.store.js';
+export type { TimeTrigger } from './trigger-schedules.store.js';
 
 /** Every table's store over one database, and the way to group writes atomically. */
 export function createStore(db: Db) {

@@ -346,6 +346,49 @@ describe('installResources', () => {
     expect([keys(first), keys(second)]).toContainEqual(installed);
   });
 
+  it('shows readers the whole set before or after, never a part, while a large set is installed in slices', async () => {
+    const project = await newProject();
+    const before = Array.from({ length: 3000 }, (_, i) => task(`t${i}`));
+    await install(project.id, before);
+    // Changes of every kind, many enough to be staged over several slices: every task but the
+    // last updated, the last deleted, one created.
+    const changed = (name: string) => task(name, { environment: { CHANGED: 'yes' } });
+    const after = [...before.slice(0, -1).map((spec) => changed(spec.name)), task('n0')];
+    const client = server.client(undefined, project.id);
+    const read = (name: string) =>
+      client.GET('/resources/type/{type}/name/{name}', { params: { path: { type: 'task', name } } }).then(
+        ({ data }) => data,
+        () => undefined,
+      );
+    const isChanged = (resource: Resource | undefined) =>
+      resource?.spec.type === 'task' && resource.spec.data.environment !== undefined;
+    // One read after another, in the order a partial write would change them (deletions,
+    // updates, creations): once a read sees the new set, every later read must see it too.
+    const look = async () => [
+      (await read('t2999')) === undefined,
+      isChanged(await read('t0')),
+      isChanged(await read('t2998')),
+      (await read('n0')) !== undefined,
+    ];
+    let done = false;
+    const installing = install(project.id, after).finally(() => {
+      done = true;
+    });
+    const seen: boolean[][] = [];
+    let lookedDuring = 0;
+    while (!done) {
+      seen.push(await look());
+      if (!done) lookedDuring += 1;
+    }
+    await installing;
+    seen.push(await look());
+    // The readers ran while the installation was in flight, and none saw the new set, then the old.
+    expect(lookedDuring).toBeGreaterThan(0);
+    const reads = seen.flat();
+    expect(reads.slice(reads.indexOf(true))).not.toContain(false);
+    expect(seen.at(-1)).toEqual([true, true, true, true]);
+  });
+
   it('installs a set of 1,000 specs, and installs it again without changing anything', async () => {
     const project = await newProject();
     const specs: Spec[] = [];

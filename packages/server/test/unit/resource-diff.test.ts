@@ -4,7 +4,7 @@ import {
   type DesiredSpec,
   type InstallationPlan,
   type InstalledResource,
-  planInstallation,
+  installationPlanner,
 } from '../../src/domain/resource-diff.js';
 
 const build = {
@@ -28,7 +28,7 @@ describe('canonicalJson', () => {
   });
 });
 
-describe('planInstallation', () => {
+describe('installationPlanner', () => {
   const reordered = {
     name: 'build',
     data: { steps: [{ code: 'true', label: 'a' }, { code: 'false' }] },
@@ -95,12 +95,13 @@ describe('planInstallation', () => {
       plan: { create: [asPipeline], update: [{ id: '1', spec: described }], unchanged: ['2'], delete: ['3'] },
     },
   ])('$case', ({ before, after, plan }) => {
-    expect(planInstallation(before, after)).toEqual({
-      create: [],
-      update: [],
-      unchanged: [],
-      delete: [],
-      ...plan,
-    });
+    const expected = { create: [], update: [], unchanged: [], delete: [], ...plan };
+    const whole = installationPlanner(after);
+    whole.compare(before);
+    expect(whole.plan()).toEqual(expected);
+    // The same plan when the installed resources come one page at a time.
+    const paged = installationPlanner(after);
+    for (const resource of before) paged.compare([resource]);
+    expect(paged.plan()).toEqual(expected);
   });
 });
