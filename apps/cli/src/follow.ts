@@ -21,7 +21,14 @@ export const isFinal = (status: string) => FINAL.has(status);
 export const taskLabel = (task: Task) =>
   (task.pipeline_task.nb_instances ?? 1) > 1 ? `${task.name}#${task.instance_id}` : task.name;
 
-const retryNote = (task: Task) => (task.retry > 0 ? ` (retry ${task.retry})` : '');
+/** Which run (once a restart ran the task again) and retry of the task the status is of. */
+const attemptNote = (task: Task) => {
+  const notes = [
+    ...(task.run > 1 ? [`run ${task.run}`] : []),
+    ...(task.retry > 0 ? [`retry ${task.retry}`] : []),
+  ];
+  return notes.length > 0 ? ` (${notes.join(', ')})` : '';
+};
 
 async function readState(client: ApiClient, id: string): Promise<PipelineState> {
   const { data: pipeline } = await client.GET('/pipelines/id/{id}', { params: { path: { id } } });
@@ -77,7 +84,7 @@ function lineRenderer(out: Terminal): Renderer {
       const reportPipeline = () => report(pipeline.id, `${pipeline.name} ${pipeline.id}`, pipeline.status);
       if (!isFinal(pipeline.status)) reportPipeline();
       for (const task of tasks)
-        report(task.id, `${pipeline.name}/${taskLabel(task)}`, task.status + retryNote(task));
+        report(task.id, `${pipeline.name}/${taskLabel(task)}`, task.status + attemptNote(task));
       reportPipeline();
     }
   };
@@ -94,7 +101,7 @@ function liveRenderer(out: Terminal): Renderer {
         `${pipeline.name} ${pipeline.id}  ${pipeline.status}  ${formatDuration(pipeline.start_time, pipeline.end_time)}`,
         ...tasks.map(
           (task) =>
-            `  ${taskLabel(task).padEnd(labelWidth)}  ${(task.status + retryNote(task)).padEnd(10)}  ${formatDuration(task.start_time, task.end_time)}`,
+            `  ${taskLabel(task).padEnd(labelWidth)}  ${(task.status + attemptNote(task)).padEnd(10)}  ${formatDuration(task.start_time, task.end_time)}`,
         ),
       ];
     });
@@ -131,7 +138,7 @@ export async function followPipelines(
   }
 }
 
-/** The output of the failed steps of the failed tasks (their last attempt). */
+/** The output of the failed steps of the failed tasks (the last attempt of their current run). */
 export async function reportFailures(
   client: ApiClient,
   states: PipelineState[],
@@ -143,9 +150,9 @@ export async function reportFailures(
         `\n${pipeline.name}/${taskLabel(task)} failed: ${task.failure_message ?? 'no reason given'}\n`,
       );
       const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', {
-        params: { path: { id: task.id } },
+        params: { path: { id: task.id }, query: { run: task.run } },
       });
-      for (const step of steps.filter((run) => run.attempt === task.retry && run.status === 'failed')) {
+      for (const step of steps.filter((each) => each.attempt === task.retry && each.status === 'failed')) {
         out.write(renderStepOutput(step, false));
       }
     }

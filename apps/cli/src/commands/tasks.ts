@@ -17,6 +17,11 @@ const listColumns: Column<Task>[] = [
   ...taskColumns.slice(1),
 ];
 
+/** Whether the steps are of a task its pipeline's restarts ran more than once: then runs are named. */
+const restarted = (steps: StepExecution[]) => steps.some((step) => step.run > 1);
+
+const runColumn: Column<StepExecution> = { header: 'RUN', value: (step) => String(step.run) };
+
 const stepColumns: Column<StepExecution>[] = [
   { header: 'ATTEMPT', value: (step) => String(step.attempt) },
   { header: 'STEP', value: (step) => String(step.index + 1) },
@@ -25,6 +30,18 @@ const stepColumns: Column<StepExecution>[] = [
   { header: 'EXIT', value: (step) => (step.exit_code === undefined ? '' : String(step.exit_code)) },
   { header: 'DURATION', value: (step) => formatDuration(step.start_time, step.end_time) },
 ];
+
+/** The output of every step in order, each run headed by its number once the task has run more than once. */
+function renderRuns(steps: StepExecution[]): string {
+  const headed = restarted(steps);
+  return steps
+    .map(
+      (step, i) =>
+        (headed && step.run !== steps[i - 1]?.run ? `=== run ${step.run} ===\n` : '') +
+        renderStepOutput(step, true),
+    )
+    .join('');
+}
 
 export const tasks: Group = {
   name: 'tasks',
@@ -60,7 +77,7 @@ export const tasks: Group = {
     {
       name: 'show',
       args: 'ID',
-      summary: 'Show a task and the runs of its steps.',
+      summary: 'Show a task and the executions of its steps, in every run.',
       arity: [1, 1],
       options: JSON_OPTION,
       async run(session, invocation) {
@@ -77,6 +94,7 @@ export const tasks: Group = {
             ['Task', `${taskLabel(task)} ${task.id}`],
             ['Pipeline', task.pipeline_id],
             ['Status', task.status],
+            ['Run', String(task.run)],
             ['Retry', String(task.retry)],
             ['Dependencies', task.dependencies.join(', ') || undefined],
             ['Created', formatTime(task.creation_time)],
@@ -88,7 +106,7 @@ export const tasks: Group = {
         const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
         if (steps.length > 0) {
           session.stdout.write('\n');
-          printTable(session, stepColumns, steps);
+          printTable(session, restarted(steps) ? [runColumn, ...stepColumns] : stepColumns, steps);
         }
         return 0;
       },
@@ -96,7 +114,11 @@ export const tasks: Group = {
     {
       name: 'output',
       args: 'ID',
-      summary: 'Print the output of every step of a task, for every attempt.',
+      summary: 'Print the output of every step of a task, for every attempt of every run.',
+      details:
+        'Each step is headed by its attempt and how it ended. A restart of the pipeline that\n' +
+        'runs the task again starts its next run, numbered from 1: once the task has more than\n' +
+        'one, the output of each run is headed by `=== run N ===`, oldest first.',
       arity: [1, 1],
       options: JSON_OPTION,
       async run(session, invocation) {
@@ -105,7 +127,7 @@ export const tasks: Group = {
         const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
         if (flag(invocation, 'json')) printJson(session, steps);
         else if (steps.length === 0) session.stderr.write('No step has run yet.\n');
-        else for (const step of steps) session.stdout.write(renderStepOutput(step, true));
+        else session.stdout.write(renderRuns(steps));
         return 0;
       },
     },

@@ -16,7 +16,8 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
 };
 
 /**
- * A runner sink that records the step executions of one attempt of a task.
+ * A runner sink that records the step executions of one attempt of a task, in the task's current
+ * run (see StepKey).
  *
  * Writes are few, each a commit: a step's start is written once its process has run a while (or
  * printed), with its process group and who leads it (which crash recovery needs); its output in
@@ -26,7 +27,7 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
  */
 export function createStepRecorder(
   store: Store,
-  run: { taskId: string; attempt: number; start: string },
+  claim: { taskId: string; attempt: number; start: string },
   labels: readonly (string | undefined)[],
   onFlushError: (error: unknown) => void,
 ): RunSink & { close(): void } {
@@ -37,10 +38,10 @@ export function createStepRecorder(
   let unrecorded: { index: number; time: Date } | undefined;
   let ended: { index: number; result: StepResult; time: Date } | undefined;
   const key = (index: number) => ({
-    task_id: run.taskId,
-    attempt: run.attempt,
+    task_id: claim.taskId,
+    attempt: claim.attempt,
     step_index: index,
-    run_start: run.start,
+    attempt_start: claim.start,
   });
 
   const recordStart = (process?: { group: number; identity: string | undefined }) => {

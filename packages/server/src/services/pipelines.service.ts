@@ -33,11 +33,14 @@ export function createPipelineService(store: Store, work: WorkNotifier, clock: (
   };
 
   /**
-   * Puts tasks back to `created`, without their past step executions, and the pipeline too:
-   * queued (the oldest there, so first to be admitted) if another of its name runs.
+   * Puts tasks back to `created` for their next run, and the pipeline too: queued (the oldest
+   * there, so first to be admitted) if another of its name runs. The step executions of their
+   * earlier runs stay; those still started (their processes being stopped after an abort) are
+   * aborted now, as the writes of those processes will no longer be recorded.
    */
   const rerun = (pipeline: Pipeline, taskIds: readonly string[]) => {
-    store.stepExecutions.removeOfTasks(taskIds);
+    const time = formatTime(clock());
+    for (const id of taskIds) store.stepExecutions.abortStarted(id, time);
     store.tasks.reset(taskIds);
     store.pipelines.reset(
       pipeline.id,

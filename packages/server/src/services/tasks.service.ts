@@ -18,9 +18,9 @@ export function createTaskService(store: Store) {
     list(project: Project, filters: TaskFilters, request: PageRequest): Page<Task> {
       return store.tasks.list(project.id, filters, request);
     },
-    /** Every step execution of every attempt of the task, with its output so far. */
-    steps(project: Project, id: string): Schemas['StepExecution'][] {
-      return store.stepExecutions.ofTask(get(project, id).id);
+    /** The step executions of every run and attempt of the task (or of one run), with their output so far. */
+    steps(project: Project, id: string, run?: number): Schemas['StepExecution'][] {
+      return store.stepExecutions.ofTask(get(project, id).id, run);
     },
   };
 }

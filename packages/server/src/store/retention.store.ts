@@ -87,13 +87,14 @@ export function createRetentionStore(db: Db) {
      LIMIT @limit`,
   );
   const TASKS_OF = `SELECT id FROM tasks WHERE pipeline_id IN (SELECT value FROM json_each(@ids))`;
-  // Steps whose output goes are marked cut: an empty output then reads as one removed.
+  // Steps whose output goes, of every run of their tasks, are marked cut: an empty output then
+  // reads as one removed.
   const markOutputCut = db.prepare<{ ids: string }>(
     `UPDATE step_executions SET output_truncated = 1
      WHERE task_id IN (${TASKS_OF}) AND output_truncated = 0
        AND EXISTS (SELECT 1 FROM step_output_chunks c
-                   WHERE c.task_id = step_executions.task_id AND c.attempt = step_executions.attempt
-                     AND c.step_index = step_executions.step_index)`,
+                   WHERE c.task_id = step_executions.task_id AND c.run = step_executions.run
+                     AND c.attempt = step_executions.attempt AND c.step_index = step_executions.step_index)`,
   );
   const deleteOutput = db.prepare<{ ids: string }>(
     `DELETE FROM step_output_chunks WHERE task_id IN (${TASKS_OF})`,

@@ -5,6 +5,7 @@ type StepExecution = Schemas['StepExecution'];
 
 interface StepRow {
   task_id: string;
+  run: number;
   attempt: number;
   step_index: number;
   label: string | null;
@@ -19,6 +20,7 @@ interface StepRow {
 function toStepExecution(row: StepRow): StepExecution {
   return {
     task_id: row.task_id,
+    run: row.run,
     attempt: row.attempt,
     index: row.step_index,
     ...(row.label === null ? {} : { label: row.label }),
@@ -31,12 +33,16 @@ function toStepExecution(row: StepRow): StepExecution {
   };
 }
 
-/** A step of one run of a task: `run_start` is the run's start (the claim's), which no other run shares. */
+/**
+ * A step of one attempt of a task, as its runner knows it: `attempt_start` is the attempt's start
+ * (the claim's), which no other attempt of any run shares. The run the step belongs to is the
+ * task's current one, read from the task while `attempt_start` is still its start.
+ */
 export interface StepKey {
   task_id: string;
   attempt: number;
   step_index: number;
-  run_start: string;
+  attempt_start: string;
 }
 
 /** How a step ended. */
@@ -54,38 +60,39 @@ const endColumns = (result: StepEnd, time: string) => ({
 });
 
 /**
- * Whether the run is still the task's: a restart puts the task back (and removes its steps) while
- * its aborted run may still print and end, and that run's writes must then change nothing.
+ * The task's run while the attempt is still the task's current one, in a statement's FROM: a
+ * restart starts the task's next run (marking the steps still started aborted) while its aborted
+ * attempt may still print and end, and that attempt's writes must then change nothing.
  */
-const CURRENT_RUN = `EXISTS (SELECT 1 FROM tasks WHERE id = @task_id AND retry = @attempt AND start_time = @run_start)`;
+const CURRENT_ATTEMPT = `tasks t WHERE t.id = @task_id AND t.retry = @attempt AND t.start_time = @attempt_start`;
 
 export function createStepExecutionStore(db: Db) {
   const start = db.prepare(
-    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, start_time, process_group,
+    `INSERT INTO step_executions (task_id, run, attempt, step_index, label, status, start_time, process_group,
                                   process_identity)
-     SELECT @task_id, @attempt, @step_index, @label, 'started', @start_time, @process_group, @process_identity
-     WHERE ${CURRENT_RUN}`,
+     SELECT @task_id, t.run, @attempt, @step_index, @label, 'started', @start_time, @process_group, @process_identity
+     FROM ${CURRENT_ATTEMPT}`,
   );
   const insertEnded = db.prepare(
-    `INSERT INTO step_executions (task_id, attempt, step_index, label, status, exit_code, start_time, end_time,
+    `INSERT INTO step_executions (task_id, run, attempt, step_index, label, status, exit_code, start_time, end_time,
                                   output_truncated)
-     SELECT @task_id, @attempt, @step_index, @label, @status, @exit_code, @start_time, @end_time, @output_truncated
-     WHERE ${CURRENT_RUN}`,
+     SELECT @task_id, t.run, @attempt, @step_index, @label, @status, @exit_code, @start_time, @end_time, @output_truncated
+     FROM ${CURRENT_ATTEMPT}`,
   );
   const append = db.prepare(
-    `INSERT INTO step_output_chunks (task_id, attempt, step_index, seq, text)
-     SELECT @task_id, @attempt, @step_index,
-            (SELECT coalesce(max(seq) + 1, 0) FROM step_output_chunks
-             WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index),
+    `INSERT INTO step_output_chunks (task_id, run, attempt, step_index, seq, text)
+     SELECT @task_id, t.run, @attempt, @step_index,
+            (SELECT coalesce(max(c.seq) + 1, 0) FROM step_output_chunks c
+             WHERE c.task_id = @task_id AND c.run = t.run AND c.attempt = @attempt AND c.step_index = @step_index),
             @text
-     WHERE ${CURRENT_RUN}`,
+     FROM ${CURRENT_ATTEMPT}`,
   );
   const end = db.prepare(
     `UPDATE step_executions SET status = @status, exit_code = @exit_code, end_time = @end_time,
                                 output_truncated = @output_truncated, process_group = NULL,
                                 process_identity = NULL
-     WHERE task_id = @task_id AND attempt = @attempt AND step_index = @step_index AND status = 'started'
-       AND ${CURRENT_RUN}`,
+     WHERE task_id = @task_id AND run = (SELECT t.run FROM ${CURRENT_ATTEMPT}) AND attempt = @attempt
+       AND step_index = @step_index AND status = 'started'`,
   );
   const abortStarted = db.prepare(
     `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL,
@@ -96,13 +103,14 @@ export function createStepExecutionStore(db: Db) {
     `SELECT process_group, process_identity FROM step_executions
      WHERE status = 'started' AND process_group IS NOT NULL`,
   );
-  const ofTask = db.prepare<[string], StepRow>(
+  // Every run, or one (`run` not null), through the primary key (task_id, run, attempt, step_index).
+  const ofTask = db.prepare<{ task_id: string; run: number | null }, StepRow>(
     `SELECT s.*, coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) FROM step_output_chunks c
-                           WHERE c.task_id = s.task_id AND c.attempt = s.attempt
+                           WHERE c.task_id = s.task_id AND c.run = s.run AND c.attempt = s.attempt
                              AND c.step_index = s.step_index), '') AS output
-     FROM step_executions s WHERE s.task_id = ? ORDER BY s.attempt, s.step_index`,
+     FROM step_executions s WHERE s.task_id = @task_id AND (@run IS NULL OR s.run = @run)
+     ORDER BY s.run, s.attempt, s.step_index`,
   );
-  const removeOfTask = db.prepare('DELETE FROM step_executions WHERE task_id = ?');
   return {
     /** A step starts, with the process group of its process and who leads it once there is one. */
     start(
@@ -147,16 +155,16 @@ export function createStepExecutionStore(db: Db) {
         .all()
         .map((row) => ({ group: row.process_group, identity: row.process_identity ?? undefined }));
     },
-    /** Steps of a task still marked started when it can no longer run them. */
+    /**
+     * Steps of a task still marked started when it can no longer run them: after a crash, or at
+     * a restart, which keeps them in the run they belong to while their process is stopped.
+     */
     abortStarted(taskId: string, time: string): void {
       abortStarted.run({ task_id: taskId, time });
     },
-    /** A restarted task starts again from attempt 0, without the steps of its past runs. */
-    removeOfTasks(taskIds: readonly string[]): void {
-      for (const id of taskIds) removeOfTask.run(id);
-    },
-    ofTask(taskId: string): StepExecution[] {
-      return ofTask.all(taskId).map(toStepExecution);
+    /** The steps of every run of the task, or of one, in order of run, attempt and index. */
+    ofTask(taskId: string, run?: number): StepExecution[] {
+      return ofTask.all({ task_id: taskId, run: run ?? null }).map(toStepExecution);
     },
   };
 }

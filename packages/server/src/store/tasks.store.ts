@@ -18,6 +18,7 @@ interface TaskRow extends Record<string, unknown> {
   task_identities: string;
   dependencies: string;
   instance_id: number;
+  run: number;
   retry: number;
   status: Status;
   creation_time: string;
@@ -48,6 +49,7 @@ function toTask(row: TaskRow): Task {
     task_identities: JSON.parse(row.task_identities),
     dependencies: JSON.parse(row.dependencies),
     instance_id: row.instance_id,
+    run: row.run,
     retry: row.retry,
     status: row.status,
     creation_time: row.creation_time,
@@ -145,12 +147,13 @@ export function createTaskStore(db: Db) {
      RETURNING id`,
   );
   const reset = db.prepare(
-    `UPDATE tasks SET status = 'created', retry = 0, start_time = NULL, end_time = NULL, failure_message = NULL,
-                      not_before = NULL
+    `UPDATE tasks SET status = 'created', run = run + 1, retry = 0, start_time = NULL, end_time = NULL,
+                      failure_message = NULL, not_before = NULL
      WHERE id = ?`,
   );
   return {
-    insert(task: Task, scheduling: TaskScheduling): void {
+    /** A new task, in its first run (the column's default). */
+    insert(task: Omit<Task, 'run'>, scheduling: TaskScheduling): void {
       insert.run({
         task_id: null,
         ...task,
@@ -241,7 +244,7 @@ export function createTaskStore(db: Db) {
     scheduleRetry(id: string, attempt: number, notBefore: string, message: string): boolean {
       return retry.run({ id, retry: attempt, not_before: notBefore, message }).changes === 1;
     },
-    /** Back to a fresh `created` task, for a restart. */
+    /** Back to `created` for the task's next run, from its first attempt: a restart. */
     reset(ids: readonly string[]): void {
       for (const id of ids) reset.run(id);
     },

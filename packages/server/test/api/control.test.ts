@@ -138,8 +138,12 @@ describe('restartPipeline', () => {
     expect(second.status).toBe('successful');
     expect(Date.parse(second.start_time ?? '')).toBeGreaterThanOrEqual(Date.parse(first.end_time ?? ''));
     for (const t of await tasksOf(client, pipelineId)) {
-      expect(t).toMatchObject({ status: 'successful', retry: 0 });
-      expect((await stepsOf(client, t.id)).map((s) => s.attempt)).toEqual([0]);
+      expect(t).toMatchObject({ status: 'successful', run: 2, retry: 0 });
+      // Its first run's steps are kept, before those of the second.
+      expect((await stepsOf(client, t.id)).map((s) => [s.run, s.attempt])).toEqual([
+        [1, 0],
+        [2, 0],
+      ]);
     }
     const { data: scratchpad } = await client.GET('/pipelines/id/{id}/scratchpad', path(pipelineId));
     expect(scratchpad).toEqual({});
@@ -264,11 +268,14 @@ describe('a restart while the aborted steps still end', () => {
       async () => existsSync(ended),
       (exists) => exists,
     );
-    const [again] = await waitFor(
+    const [before, again] = await waitFor(
       () => stepsOf(client, t?.id ?? ''),
-      (steps) => steps[0]?.output === 'up\n' && steps[0]?.status === 'started',
+      (steps) => steps[1]?.output === 'up\n' && steps[1]?.status === 'started',
     );
-    expect(again?.attempt).toBe(0);
+    // The aborted run keeps its step, aborted at the restart, with what it printed until then.
+    expect(before).toMatchObject({ run: 1, status: 'aborted', output: expect.stringMatching(/^up\n/) });
+    expect(before?.end_time).toBeDefined();
+    expect(again).toMatchObject({ run: 2, attempt: 0 });
     expect(Date.parse(again?.start_time ?? '')).toBeGreaterThanOrEqual(Math.floor(statSync(ended).mtimeMs));
     // What the aborted run printed after the restart went nowhere: the new run's step is its own.
     expect(again?.output).toBe('up\n');

@@ -15,7 +15,10 @@ export function taskRoutes({ tasks }: Services): Handlers {
       res.json(tasks.get(projectOf(res), req.params.id as string));
     },
     listStepExecutions(req, res) {
-      res.json(tasks.steps(projectOf(res), req.params.id as string));
+      const { run } = req.query as Record<string, string | undefined>;
+      res.json(
+        tasks.steps(projectOf(res), req.params.id as string, run === undefined ? undefined : Number(run)),
+      );
     },
   };
 }
