@@ -545,7 +545,7 @@ func (r apiRestartPipelineRequest) XServiceProjectId(xServiceProjectId string) a
 
 /*
 RestartPipeline Restart a pipeline
-Runs a finished pipeline (`successful`, `failed` or `aborted`) again from the start, with the specs and event it was instantiated with. Every task goes back to `created` with `retry` at 0, no start or end time, no failure message and no step executions; the scratchpad is cleared; the pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
+Runs a finished pipeline (`successful`, `failed` or `aborted`) again from the start, with the specs and event it was instantiated with. Every task goes back to `created` for its next run (its `run` one more), with `retry` at 0, no start or end time and no failure message; the step executions of its earlier runs are kept, each with its `run` (`GET /tasks/id/{id}/steps`); the scratchpad is cleared; the pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
 
 A pipeline that is still `created` or `started` cannot be restarted: `409 pipeline_not_finished`; abort it first. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -699,7 +699,7 @@ func (r apiRestartPipelineFromFailureRequest) XServiceProjectId(xServiceProjectI
 
 /*
 RestartPipelineFromFailure Restart the failed part of a pipeline
-Runs again only what did not succeed in a `failed` or `aborted` pipeline: every `failed` or `aborted` task, and every task that depends on one of them, directly or transitively, goes back to `created` (with `retry` at 0, no start or end time, no failure message and no step executions). The other tasks, all successful, keep their status and step executions, and the scratchpad is kept, so the tasks that run again find what the others stored. The pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
+Runs again only what did not succeed in a `failed` or `aborted` pipeline: every `failed` or `aborted` task, and every task that depends on one of them, directly or transitively, goes back to `created` for its next run (its `run` one more, `retry` at 0, no start or end time, no failure message), keeping the step executions of its earlier runs, each with its `run` (`GET /tasks/id/{id}/steps`). The other tasks, all successful, keep their status, run and step executions, and the scratchpad is kept, so the tasks that run again find what the others stored. The pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
 
 A pipeline that is still `created` or `started` gives `409 pipeline_not_finished`; a `successful` pipeline has nothing to run again and gives `409 pipeline_not_failed` (use `POST /pipelines/id/{id}/restart`). An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().

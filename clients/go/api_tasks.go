@@ -181,6 +181,7 @@ type apiListStepExecutionsRequest struct {
 	apiService *TasksApiService
 	xServiceProjectId *string
 	id string
+	run *int32
 }
 
 
@@ -189,9 +190,14 @@ func (r apiListStepExecutionsRequest) XServiceProjectId(xServiceProjectId string
 	return r
 }
 
+func (r apiListStepExecutionsRequest) Run(run int32) apiListStepExecutionsRequest {
+	r.run = &run
+	return r
+}
+
 /*
 ListStepExecutions List the step executions of a task
-Returns every step execution of a task, with its output, as a JSON array ordered by attempt, then step index: the first attempt is `attempt` 0, each retry adds one, and the executions of earlier attempts are kept. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. A restart of the pipeline removes the executions of the tasks it runs again. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.
+Returns the step executions of a task, with their output, as a JSON array ordered by run, then attempt, then step index. A task's first run is `run` 1 and each restart of its pipeline that runs it again adds one; within a run, the first attempt is `attempt` 0 and each retry adds one. Every run and every attempt keeps its executions: a restart does not remove those of earlier runs, so a client that reads this list before and after a restart finds the earlier ones unchanged, first, and the new ones after them (the last element is always the latest). A step of an earlier run still `started` when the restart came (its process being stopped after an abort) is `aborted` from then on, with the output it had printed until then. Retention (the server's step output retention, a pipeline's `retention`) treats every run alike, counting from the pipeline's latest end. Every run is listed by default, as this route always listed every execution the task had: a client that predates `run` finds the earlier runs' executions before the current run's. `run` selects the executions of one run only: the task's current `run` gives what the list held before restarts kept history, and follows a task live without reading its past. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  * @param id Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
 @return apiListStepExecutionsRequest
@@ -234,7 +240,10 @@ func (r apiListStepExecutionsRequest) Execute() ([]StepExecution, *_nethttp.Resp
 		return localVarReturnValue, nil, reportError("xServiceProjectId is required and must be specified")
 	}
 	
-
+	
+	if r.run != nil {
+		localVarQueryParams.Add("run", parameterToString(*r.run, ""))
+	}
 	// to determine the Content-Type header
 	localVarHTTPContentTypes := []string{}
 

@@ -105,7 +105,7 @@ func NewConfiguration() *Configuration {
 		Servers:          ServerConfigurations{
 			{
 				URL: "https://localhost:8443/v0",
-				Description: "A Pipewright server on the local machine, with its default port. Replace host and port with those of your server; keep the `/v0` prefix.",
+				Description: "A Pipewright server on the local machine, with its default port. Replace host and port with those of your server; keep the /v0 prefix.",
 			},
 		},
 		OperationServers: map[string]ServerConfigurations{

@@ -14,11 +14,13 @@ import (
 	"time"
 )
 
-// StepExecution One run of one step of a task, with its output. Every attempt of a task (first run and retries) keeps its own step executions; `GET /tasks/id/{id}/steps` lists them ordered by attempt, then step index.
+// StepExecution One execution of one step of a task, with its output. Every run of a task (its first, then one per restart of its pipeline that runs it again) and every attempt of a run (first attempt and retries) keeps its own step executions; `GET /tasks/id/{id}/steps` lists them ordered by run, then attempt, then step index.
 type StepExecution struct {
 	// Identifier of an object: a KSUID, 27 base62 characters whose leading part encodes the creation time, so identifiers sort roughly by creation. Treat it as opaque and compare it as a whole.
 	TaskId string `json:"task_id"`
-	// Attempt of the task this run belongs to, the task's `retry` at the time; 0 is the first attempt.
+	// Run of the task this execution belongs to, the task's `run` at the time: 1 is its first run, each restart of its pipeline that runs it again adds one.
+	Run int32 `json:"run"`
+	// Attempt within the run this execution belongs to, the task's `retry` at the time; 0 is the first attempt of each run.
 	Attempt int32 `json:"attempt"`
 	// Position of the step in the task spec's `steps`, from 0.
 	Index int32 `json:"index"`
@@ -41,9 +43,10 @@ type StepExecution struct {
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewStepExecution(taskId string, attempt int32, index int32, status StepExecutionStatus, startTime time.Time, output string, outputTruncated bool, ) *StepExecution {
+func NewStepExecution(taskId string, run int32, attempt int32, index int32, status StepExecutionStatus, startTime time.Time, output string, outputTruncated bool, ) *StepExecution {
 	this := StepExecution{}
 	this.TaskId = taskId
+	this.Run = run
 	this.Attempt = attempt
 	this.Index = index
 	this.Status = status
@@ -83,6 +86,30 @@ func (o *StepExecution) GetTaskIdOk() (*string, bool) {
 // SetTaskId sets field value
 func (o *StepExecution) SetTaskId(v string) {
 	o.TaskId = v
+}
+
+// GetRun returns the Run field value
+func (o *StepExecution) GetRun() int32 {
+	if o == nil  {
+		var ret int32
+		return ret
+	}
+
+	return o.Run
+}
+
+// GetRunOk returns a tuple with the Run field value
+// and a boolean to check if the value has been set.
+func (o *StepExecution) GetRunOk() (*int32, bool) {
+	if o == nil  {
+		return nil, false
+	}
+	return &o.Run, true
+}
+
+// SetRun sets field value
+func (o *StepExecution) SetRun(v int32) {
+	o.Run = v
 }
 
 // GetAttempt returns the Attempt field value
@@ -329,6 +356,9 @@ func (o StepExecution) MarshalJSON() ([]byte, error) {
 	toSerialize := map[string]interface{}{}
 	if true {
 		toSerialize["task_id"] = o.TaskId
+	}
+	if true {
+		toSerialize["run"] = o.Run
 	}
 	if true {
 		toSerialize["attempt"] = o.Attempt

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Task One instance of one entry of a pipeline. An entry with `nb_instances: N` yields N tasks, numbered by `instance_id`. A task carries the pipeline entry and the task spec as they were when the pipeline was instantiated.
+// Task One instance of one entry of a pipeline. An entry with `nb_instances: N` yields N tasks, numbered by `instance_id`. A task carries the pipeline entry and the task spec as they were when the pipeline was instantiated. A restart of its pipeline that runs the task again starts its next run (`run`), and the step executions of its earlier runs are kept.
 type Task struct {
 	// Identifier of an object: a KSUID, 27 base62 characters whose leading part encodes the creation time, so identifiers sort roughly by creation. Treat it as opaque and compare it as a whole.
 	Id string `json:"id"`
@@ -36,7 +36,9 @@ type Task struct {
 	Dependencies []string `json:"dependencies"`
 	// Number of this instance, from 1 to the entry's `nb_instances`.
 	InstanceId int32 `json:"instance_id"`
-	// Number of retries done so far; 0 during the first attempt.
+	// Number of the task's current run: 1 from its creation, then one more each time a restart of its pipeline (`POST /pipelines/id/{id}/restart` or `restart_from_failure`) runs it again. Each run starts from its first attempt; `GET /tasks/id/{id}/steps` keeps the step executions of every run, each marked with its `run`.
+	Run int32 `json:"run"`
+	// Number of retries done so far in the current run; 0 during its first attempt.
 	Retry int32 `json:"retry"`
 	Status TaskStatus `json:"status"`
 	// A moment in time, as an RFC 3339 string. The server always emits UTC with millisecond precision (`2026-11-22T10:00:00.000Z`); on input any offset is accepted and converted to UTC.
@@ -53,7 +55,7 @@ type Task struct {
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewTask(id string, orgId string, projectId string, pipelineId string, name string, pipelineTask PipelineTask, spec TaskSpec, taskIdentities []string, dependencies []string, instanceId int32, retry int32, status TaskStatus, creationTime time.Time, ) *Task {
+func NewTask(id string, orgId string, projectId string, pipelineId string, name string, pipelineTask PipelineTask, spec TaskSpec, taskIdentities []string, dependencies []string, instanceId int32, run int32, retry int32, status TaskStatus, creationTime time.Time, ) *Task {
 	this := Task{}
 	this.Id = id
 	this.OrgId = orgId
@@ -65,6 +67,7 @@ func NewTask(id string, orgId string, projectId string, pipelineId string, name 
 	this.TaskIdentities = taskIdentities
 	this.Dependencies = dependencies
 	this.InstanceId = instanceId
+	this.Run = run
 	this.Retry = retry
 	this.Status = status
 	this.CreationTime = creationTime
@@ -351,6 +354,30 @@ func (o *Task) SetInstanceId(v int32) {
 	o.InstanceId = v
 }
 
+// GetRun returns the Run field value
+func (o *Task) GetRun() int32 {
+	if o == nil  {
+		var ret int32
+		return ret
+	}
+
+	return o.Run
+}
+
+// GetRunOk returns a tuple with the Run field value
+// and a boolean to check if the value has been set.
+func (o *Task) GetRunOk() (*int32, bool) {
+	if o == nil  {
+		return nil, false
+	}
+	return &o.Run, true
+}
+
+// SetRun sets field value
+func (o *Task) SetRun(v int32) {
+	o.Run = v
+}
+
 // GetRetry returns the Retry field value
 func (o *Task) GetRetry() int32 {
 	if o == nil  {
@@ -553,6 +580,9 @@ func (o Task) MarshalJSON() ([]byte, error) {
 	}
 	if true {
 		toSerialize["instance_id"] = o.InstanceId
+	}
+	if true {
+		toSerialize["run"] = o.Run
 	}
 	if true {
 		toSerialize["retry"] = o.Retry

@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import { readFileSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +19,15 @@ interface Operation {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'head', 'patch', 'options']);
 const spec = JSON.parse(readFileSync(SPEC_URL, 'utf8')) as {
   paths: Record<string, Record<string, Operation>>;
+  servers: { url: string; description: string }[];
+  tags: { name: string; description: string; 'x-traitTag'?: boolean }[];
+  'x-tagGroups': { name: string; tags: string[] }[];
 };
+const guides = spec.tags.filter((tag) => tag['x-traitTag']);
+
+/** The anchor of a heading of a guide, as the page makes it. */
+const anchor = (guide: string, heading: string) =>
+  `${guide.toLowerCase().replaceAll(' ', '-')}/${heading.toLowerCase().replaceAll(' ', '-')}`;
 const operations = Object.values(spec.paths).flatMap((item) =>
   Object.entries(item)
     .filter(([method]) => METHODS.has(method))
@@ -67,6 +77,43 @@ describe('docs page', () => {
     }
     // The page's script is inline: nothing it needs was refused (a decorative logo may be).
     expect(refused.filter((url) => !url.endsWith('.svg'))).toEqual([]);
+  });
+
+  it('shows every tag in the menu: a tag of no x-tagGroups group would be hidden', () => {
+    const grouped = spec['x-tagGroups'].flatMap((group) => group.tags);
+    expect(grouped.sort()).toEqual(spec.tags.map((tag) => tag.name).sort());
+  });
+
+  it('shows the server descriptions as written, without markdown the box would not render', async () => {
+    const text = await page.evaluate(() => document.body.innerText);
+    for (const server of spec.servers) {
+      expect(server.description).not.toMatch(/[`*_[]/);
+      expect(text).toContain(server.description);
+    }
+  });
+
+  it('has the guides: getting started and the resource reference', () => {
+    expect(guides.map((guide) => guide.name)).toEqual(['Getting started', 'Resource reference']);
+  });
+
+  it.each(
+    guides.flatMap((guide) =>
+      [...guide.description.matchAll(/^## (.+)$/gm)].map((match) => [guide.name, match[1] ?? ''] as const),
+    ),
+  )('renders the guide %s, section %s, with its code within the column', async (guide, heading) => {
+    const id = anchor(guide, heading);
+    await page.evaluate((hash) => {
+      window.location.hash = `#/${hash}`;
+    }, id);
+    const section = await page.waitForSelector(`[id="${id}"]`, { timeout: 15_000 });
+    expect(await section.textContent()).toContain(heading);
+    // No code block runs past the edge of its column, where its end would be hidden.
+    const cut = await page.evaluate(() =>
+      [...document.querySelectorAll('pre')]
+        .filter((pre) => pre.scrollWidth > pre.clientWidth + 1)
+        .map((pre) => pre.textContent?.slice(0, 60)),
+    );
+    expect(cut).toEqual([]);
   });
 
   it.each(operations.map((o) => [o.operationId, o]))(

@@ -347,7 +347,7 @@ class Configuration(object):
         return [
             {
                 'url': "https://localhost:8443/v0",
-                'description': "A Pipewright server on the local machine, with its default port. Replace host and port with those of your server; keep the `/v0` prefix.",
+                'description': "A Pipewright server on the local machine, with its default port. Replace host and port with those of your server; keep the /v0 prefix.",
             }
         ]
 

@@ -166,7 +166,7 @@ class TasksApi(object):
     def list_step_executions(self, x_service_project_id, id, **kwargs):  # noqa: E501
         """List the step executions of a task  # noqa: E501
 
-        Returns every step execution of a task, with its output, as a JSON array ordered by attempt, then step index: the first attempt is `attempt` 0, each retry adds one, and the executions of earlier attempts are kept. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. A restart of the pipeline removes the executions of the tasks it runs again. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.  # noqa: E501
+        Returns the step executions of a task, with their output, as a JSON array ordered by run, then attempt, then step index. A task's first run is `run` 1 and each restart of its pipeline that runs it again adds one; within a run, the first attempt is `attempt` 0 and each retry adds one. Every run and every attempt keeps its executions: a restart does not remove those of earlier runs, so a client that reads this list before and after a restart finds the earlier ones unchanged, first, and the new ones after them (the last element is always the latest). A step of an earlier run still `started` when the restart came (its process being stopped after an abort) is `aborted` from then on, with the output it had printed until then. Retention (the server's step output retention, a pipeline's `retention`) treats every run alike, counting from the pipeline's latest end. Every run is listed by default, as this route always listed every execution the task had: a client that predates `run` finds the earlier runs' executions before the current run's. `run` selects the executions of one run only: the task's current `run` gives what the list held before restarts kept history, and follows a task live without reading its past. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.list_step_executions(x_service_project_id, id, async_req=True)
@@ -175,6 +175,7 @@ class TasksApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
+        :param int run: Only return the step executions of this run of the task: 1 is its first run, each restart of its pipeline that runs it again adds one (the task's `run` is its latest). Without it, every run is returned. A run the task has not had gives an empty list; a value that is not an integer of at least 1 is rejected with `400 invalid_query_parameter`.
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -192,7 +193,7 @@ class TasksApi(object):
     def list_step_executions_with_http_info(self, x_service_project_id, id, **kwargs):  # noqa: E501
         """List the step executions of a task  # noqa: E501
 
-        Returns every step execution of a task, with its output, as a JSON array ordered by attempt, then step index: the first attempt is `attempt` 0, each retry adds one, and the executions of earlier attempts are kept. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. A restart of the pipeline removes the executions of the tasks it runs again. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.  # noqa: E501
+        Returns the step executions of a task, with their output, as a JSON array ordered by run, then attempt, then step index. A task's first run is `run` 1 and each restart of its pipeline that runs it again adds one; within a run, the first attempt is `attempt` 0 and each retry adds one. Every run and every attempt keeps its executions: a restart does not remove those of earlier runs, so a client that reads this list before and after a restart finds the earlier ones unchanged, first, and the new ones after them (the last element is always the latest). A step of an earlier run still `started` when the restart came (its process being stopped after an abort) is `aborted` from then on, with the output it had printed until then. Retention (the server's step output retention, a pipeline's `retention`) treats every run alike, counting from the pipeline's latest end. Every run is listed by default, as this route always listed every execution the task had: a client that predates `run` finds the earlier runs' executions before the current run's. `run` selects the executions of one run only: the task's current `run` gives what the list held before restarts kept history, and follows a task live without reading its past. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.list_step_executions_with_http_info(x_service_project_id, id, async_req=True)
@@ -201,6 +202,7 @@ class TasksApi(object):
         :param async_req bool: execute request asynchronously
         :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
         :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
+        :param int run: Only return the step executions of this run of the task: 1 is its first run, each restart of its pipeline that runs it again adds one (the task's `run` is its latest). Without it, every run is returned. A run the task has not had gives an empty list; a value that is not an integer of at least 1 is rejected with `400 invalid_query_parameter`.
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will
@@ -219,7 +221,8 @@ class TasksApi(object):
 
         all_params = [
             'x_service_project_id',
-            'id'
+            'id',
+            'run'
         ]
         all_params.extend(
             [
@@ -251,6 +254,8 @@ class TasksApi(object):
             raise ApiValueError("Invalid value for parameter `x_service_project_id` when calling `list_step_executions`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
         if self.api_client.client_side_validation and 'id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['id']):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `id` when calling `list_step_executions`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'run' in local_var_params and local_var_params['run'] < 1:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `run` when calling `list_step_executions`, must be a value greater than or equal to `1`")  # noqa: E501
         collection_formats = {}
 
         path_params = {}
@@ -258,6 +263,8 @@ class TasksApi(object):
             path_params['id'] = local_var_params['id']  # noqa: E501
 
         query_params = []
+        if 'run' in local_var_params and local_var_params['run'] is not None:  # noqa: E501
+            query_params.append(('run', local_var_params['run']))  # noqa: E501
 
         header_params = {}
         if 'x_service_project_id' in local_var_params:

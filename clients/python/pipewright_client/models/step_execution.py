@@ -34,6 +34,7 @@ class StepExecution(object):
     """
     openapi_types = {
         'task_id': 'str',
+        'run': 'int',
         'attempt': 'int',
         'index': 'int',
         'label': 'str',
@@ -47,6 +48,7 @@ class StepExecution(object):
 
     attribute_map = {
         'task_id': 'task_id',
+        'run': 'run',
         'attempt': 'attempt',
         'index': 'index',
         'label': 'label',
@@ -58,13 +60,14 @@ class StepExecution(object):
         'output_truncated': 'output_truncated'
     }
 
-    def __init__(self, task_id=None, attempt=None, index=None, label=None, status=None, exit_code=None, start_time=None, end_time=None, output=None, output_truncated=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, task_id=None, run=None, attempt=None, index=None, label=None, status=None, exit_code=None, start_time=None, end_time=None, output=None, output_truncated=None, local_vars_configuration=None):  # noqa: E501
         """StepExecution - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
         self.local_vars_configuration = local_vars_configuration
 
         self._task_id = None
+        self._run = None
         self._attempt = None
         self._index = None
         self._label = None
@@ -77,6 +80,7 @@ class StepExecution(object):
         self.discriminator = None
 
         self.task_id = task_id
+        self.run = run
         self.attempt = attempt
         self.index = index
         if label is not None:
@@ -119,10 +123,38 @@ class StepExecution(object):
         self._task_id = task_id
 
     @property
+    def run(self):
+        """Gets the run of this StepExecution.  # noqa: E501
+
+        Run of the task this execution belongs to, the task's `run` at the time: 1 is its first run, each restart of its pipeline that runs it again adds one.  # noqa: E501
+
+        :return: The run of this StepExecution.  # noqa: E501
+        :rtype: int
+        """
+        return self._run
+
+    @run.setter
+    def run(self, run):
+        """Sets the run of this StepExecution.
+
+        Run of the task this execution belongs to, the task's `run` at the time: 1 is its first run, each restart of its pipeline that runs it again adds one.  # noqa: E501
+
+        :param run: The run of this StepExecution.  # noqa: E501
+        :type: int
+        """
+        if self.local_vars_configuration.client_side_validation and run is None:  # noqa: E501
+            raise ValueError("Invalid value for `run`, must not be `None`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                run is not None and run < 1):  # noqa: E501
+            raise ValueError("Invalid value for `run`, must be a value greater than or equal to `1`")  # noqa: E501
+
+        self._run = run
+
+    @property
     def attempt(self):
         """Gets the attempt of this StepExecution.  # noqa: E501
 
-        Attempt of the task this run belongs to, the task's `retry` at the time; 0 is the first attempt.  # noqa: E501
+        Attempt within the run this execution belongs to, the task's `retry` at the time; 0 is the first attempt of each run.  # noqa: E501
 
         :return: The attempt of this StepExecution.  # noqa: E501
         :rtype: int
@@ -133,7 +165,7 @@ class StepExecution(object):
     def attempt(self, attempt):
         """Sets the attempt of this StepExecution.
 
-        Attempt of the task this run belongs to, the task's `retry` at the time; 0 is the first attempt.  # noqa: E501
+        Attempt within the run this execution belongs to, the task's `retry` at the time; 0 is the first attempt of each run.  # noqa: E501
 
         :param attempt: The attempt of this StepExecution.  # noqa: E501
         :type: int

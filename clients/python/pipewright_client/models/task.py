@@ -44,6 +44,7 @@ class Task(object):
         'task_identities': 'list[str]',
         'dependencies': 'list[str]',
         'instance_id': 'int',
+        'run': 'int',
         'retry': 'int',
         'status': 'TaskStatus',
         'creation_time': 'datetime',
@@ -64,6 +65,7 @@ class Task(object):
         'task_identities': 'task_identities',
         'dependencies': 'dependencies',
         'instance_id': 'instance_id',
+        'run': 'run',
         'retry': 'retry',
         'status': 'status',
         'creation_time': 'creation_time',
@@ -72,7 +74,7 @@ class Task(object):
         'failure_message': 'failure_message'
     }
 
-    def __init__(self, id=None, org_id=None, project_id=None, pipeline_id=None, task_id=None, name=None, pipeline_task=None, spec=None, task_identities=None, dependencies=None, instance_id=None, retry=None, status=None, creation_time=None, start_time=None, end_time=None, failure_message=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, id=None, org_id=None, project_id=None, pipeline_id=None, task_id=None, name=None, pipeline_task=None, spec=None, task_identities=None, dependencies=None, instance_id=None, run=None, retry=None, status=None, creation_time=None, start_time=None, end_time=None, failure_message=None, local_vars_configuration=None):  # noqa: E501
         """Task - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -89,6 +91,7 @@ class Task(object):
         self._task_identities = None
         self._dependencies = None
         self._instance_id = None
+        self._run = None
         self._retry = None
         self._status = None
         self._creation_time = None
@@ -109,6 +112,7 @@ class Task(object):
         self.task_identities = task_identities
         self.dependencies = dependencies
         self.instance_id = instance_id
+        self.run = run
         self.retry = retry
         self.status = status
         self.creation_time = creation_time
@@ -413,10 +417,38 @@ class Task(object):
         self._instance_id = instance_id
 
     @property
+    def run(self):
+        """Gets the run of this Task.  # noqa: E501
+
+        Number of the task's current run: 1 from its creation, then one more each time a restart of its pipeline (`POST /pipelines/id/{id}/restart` or `restart_from_failure`) runs it again. Each run starts from its first attempt; `GET /tasks/id/{id}/steps` keeps the step executions of every run, each marked with its `run`.  # noqa: E501
+
+        :return: The run of this Task.  # noqa: E501
+        :rtype: int
+        """
+        return self._run
+
+    @run.setter
+    def run(self, run):
+        """Sets the run of this Task.
+
+        Number of the task's current run: 1 from its creation, then one more each time a restart of its pipeline (`POST /pipelines/id/{id}/restart` or `restart_from_failure`) runs it again. Each run starts from its first attempt; `GET /tasks/id/{id}/steps` keeps the step executions of every run, each marked with its `run`.  # noqa: E501
+
+        :param run: The run of this Task.  # noqa: E501
+        :type: int
+        """
+        if self.local_vars_configuration.client_side_validation and run is None:  # noqa: E501
+            raise ValueError("Invalid value for `run`, must not be `None`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                run is not None and run < 1):  # noqa: E501
+            raise ValueError("Invalid value for `run`, must be a value greater than or equal to `1`")  # noqa: E501
+
+        self._run = run
+
+    @property
     def retry(self):
         """Gets the retry of this Task.  # noqa: E501
 
-        Number of retries done so far; 0 during the first attempt.  # noqa: E501
+        Number of retries done so far in the current run; 0 during its first attempt.  # noqa: E501
 
         :return: The retry of this Task.  # noqa: E501
         :rtype: int
@@ -427,7 +459,7 @@ class Task(object):
     def retry(self, retry):
         """Sets the retry of this Task.
 
-        Number of retries done so far; 0 during the first attempt.  # noqa: E501
+        Number of retries done so far in the current run; 0 during its first attempt.  # noqa: E501
 
         :param retry: The retry of this Task.  # noqa: E501
         :type: int

@@ -555,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Restart a pipeline
-         * @description Runs a finished pipeline (`successful`, `failed` or `aborted`) again from the start, with the specs and event it was instantiated with. Every task goes back to `created` with `retry` at 0, no start or end time, no failure message and no step executions; the scratchpad is cleared; the pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
+         * @description Runs a finished pipeline (`successful`, `failed` or `aborted`) again from the start, with the specs and event it was instantiated with. Every task goes back to `created` for its next run (its `run` one more), with `retry` at 0, no start or end time and no failure message; the step executions of its earlier runs are kept, each with its `run` (`GET /tasks/id/{id}/steps`); the scratchpad is cleared; the pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
          *
          *     A pipeline that is still `created` or `started` cannot be restarted: `409 pipeline_not_finished`; abort it first. An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
          */
@@ -589,7 +589,7 @@ export interface paths {
         put?: never;
         /**
          * Restart the failed part of a pipeline
-         * @description Runs again only what did not succeed in a `failed` or `aborted` pipeline: every `failed` or `aborted` task, and every task that depends on one of them, directly or transitively, goes back to `created` (with `retry` at 0, no start or end time, no failure message and no step executions). The other tasks, all successful, keep their status and step executions, and the scratchpad is kept, so the tasks that run again find what the others stored. The pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
+         * @description Runs again only what did not succeed in a `failed` or `aborted` pipeline: every `failed` or `aborted` task, and every task that depends on one of them, directly or transitively, goes back to `created` for its next run (its `run` one more, `retry` at 0, no start or end time, no failure message), keeping the step executions of its earlier runs, each with its `run` (`GET /tasks/id/{id}/steps`). The other tasks, all successful, keep their status, run and step executions, and the scratchpad is kept, so the tasks that run again find what the others stored. The pipeline becomes `created` (its `start_time` and `end_time` are removed, `creation_time` does not change) and is scheduled like a new one.
          *
          *     A pipeline that is still `created` or `started` gives `409 pipeline_not_finished`; a `successful` pipeline has nothing to run again and gives `409 pipeline_not_failed` (use `POST /pipelines/id/{id}/restart`). An identifier that is not a pipeline of the project gives `404 unknown_pipeline`.
          */
@@ -760,7 +760,7 @@ export interface paths {
         };
         /**
          * List the step executions of a task
-         * @description Returns every step execution of a task, with its output, as a JSON array ordered by attempt, then step index: the first attempt is `attempt` 0, each retry adds one, and the executions of earlier attempts are kept. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. A restart of the pipeline removes the executions of the tasks it runs again. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.
+         * @description Returns the step executions of a task, with their output, as a JSON array ordered by run, then attempt, then step index. A task's first run is `run` 1 and each restart of its pipeline that runs it again adds one; within a run, the first attempt is `attempt` 0 and each retry adds one. Every run and every attempt keeps its executions: a restart does not remove those of earlier runs, so a client that reads this list before and after a restart finds the earlier ones unchanged, first, and the new ones after them (the last element is always the latest). A step of an earlier run still `started` when the restart came (its process being stopped after an abort) is `aborted` from then on, with the output it had printed until then. Retention (the server's step output retention, a pipeline's `retention`) treats every run alike, counting from the pipeline's latest end. Every run is listed by default, as this route always listed every execution the task had: a client that predates `run` finds the earlier runs' executions before the current run's. `run` selects the executions of one run only: the task's current `run` gives what the list held before restarts kept history, and follows a task live without reading its past. Steps not reached yet have no execution; a step still running has one in status `started`, its output so far and no `end_time`, so polling this route follows a task live. Output is kept up to a per-step limit, after which it is cut and `output_truncated` is true. The list is not paginated. An identifier that is not a task of the project gives `404 unknown_task`.
          */
         get: operations["listStepExecutions"];
         put?: never;
@@ -2496,7 +2496,7 @@ export interface components {
          */
         TaskStatus: "created" | "started" | "successful" | "failed" | "aborted";
         /**
-         * @description One instance of one entry of a pipeline. An entry with `nb_instances: N` yields N tasks, numbered by `instance_id`. A task carries the pipeline entry and the task spec as they were when the pipeline was instantiated.
+         * @description One instance of one entry of a pipeline. An entry with `nb_instances: N` yields N tasks, numbered by `instance_id`. A task carries the pipeline entry and the task spec as they were when the pipeline was instantiated. A restart of its pipeline that runs the task again starts its next run (`run`), and the step executions of its earlier runs are kept.
          * @example {
          *       "id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
          *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
@@ -2566,6 +2566,7 @@ export interface components {
          *       ],
          *       "instance_id": 1,
          *       "creation_time": "2026-11-22T10:00:00.000Z",
+         *       "run": 1,
          *       "retry": 1,
          *       "status": "successful",
          *       "start_time": "2026-11-22T10:05:32.118Z",
@@ -2595,13 +2596,15 @@ export interface components {
             dependencies: components["schemas"]["Name"][];
             /** @description Number of this instance, from 1 to the entry's `nb_instances`. */
             instance_id: number;
-            /** @description Number of retries done so far; 0 during the first attempt. */
+            /** @description Number of the task's current run: 1 from its creation, then one more each time a restart of its pipeline (`POST /pipelines/id/{id}/restart` or `restart_from_failure`) runs it again. Each run starts from its first attempt; `GET /tasks/id/{id}/steps` keeps the step executions of every run, each marked with its `run`. */
+            run: number;
+            /** @description Number of retries done so far in the current run; 0 during its first attempt. */
             retry: number;
             /** @description Current status of the task instance. */
             status: components["schemas"]["TaskStatus"];
             /** @description When the task instance was created with its pipeline. */
             creation_time: components["schemas"]["DateTime"];
-            /** @description When the current attempt started; absent while the task waits. */
+            /** @description When the current attempt of the current run started; absent while the task waits. */
             start_time?: components["schemas"]["DateTime"];
             /** @description When the task ended; absent while it is not finished. */
             end_time?: components["schemas"]["DateTime"];
@@ -2681,6 +2684,7 @@ export interface components {
          *           ],
          *           "instance_id": 1,
          *           "creation_time": "2026-11-22T10:00:00.000Z",
+         *           "run": 1,
          *           "retry": 1,
          *           "status": "successful",
          *           "start_time": "2026-11-22T10:05:32.118Z",
@@ -2704,15 +2708,16 @@ export interface components {
             next?: components["schemas"]["Cursor"];
         };
         /**
-         * @description Status of one run of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status or the process could not start) or `aborted` (the task was aborted or the server stopped it).
+         * @description Status of one execution of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status or the process could not start) or `aborted` (the task was aborted or the server stopped it).
          * @example failed
          * @enum {string}
          */
         StepExecutionStatus: "started" | "successful" | "failed" | "aborted";
         /**
-         * @description One run of one step of a task, with its output. Every attempt of a task (first run and retries) keeps its own step executions; `GET /tasks/id/{id}/steps` lists them ordered by attempt, then step index.
+         * @description One execution of one step of a task, with its output. Every run of a task (its first, then one per restart of its pipeline that runs it again) and every attempt of a run (first attempt and retries) keeps its own step executions; `GET /tasks/id/{id}/steps` lists them ordered by run, then attempt, then step index.
          * @example {
          *       "task_id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+         *       "run": 1,
          *       "attempt": 0,
          *       "index": 1,
          *       "label": "Publish",
@@ -2727,13 +2732,15 @@ export interface components {
         StepExecution: {
             /** @description Identifier of the task instance. */
             task_id: components["schemas"]["Id"];
-            /** @description Attempt of the task this run belongs to, the task's `retry` at the time; 0 is the first attempt. */
+            /** @description Run of the task this execution belongs to, the task's `run` at the time: 1 is its first run, each restart of its pipeline that runs it again adds one. */
+            run: number;
+            /** @description Attempt within the run this execution belongs to, the task's `retry` at the time; 0 is the first attempt of each run. */
             attempt: number;
             /** @description Position of the step in the task spec's `steps`, from 0. */
             index: number;
             /** @description Label of the step, when it has one. */
             label?: string;
-            /** @description Status of this run of the step. */
+            /** @description Status of this execution of the step. */
             status: components["schemas"]["StepExecutionStatus"];
             /** @description Exit status of the process; absent while it runs, or when it was killed by a signal or could not start. */
             exit_code?: number;
@@ -3083,6 +3090,11 @@ export interface components {
          * @example started
          */
         TaskStatusFilter: components["schemas"]["TaskStatus"];
+        /**
+         * @description Only return the step executions of this run of the task: 1 is its first run, each restart of its pipeline that runs it again adds one (the task's `run` is its latest). Without it, every run is returned. A run the task has not had gives an empty list; a value that is not an integer of at least 1 is rejected with `400 invalid_query_parameter`.
+         * @example 2
+         */
+        RunFilter: number;
         /**
          * @description Field the events are sorted by. `id` follows creation time (identifiers are time-sortable); `event_time` the time the event occurred, as given when it was created. Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
          * @example event_time
@@ -4847,6 +4859,7 @@ export interface operations {
                      *           "dependencies": [],
                      *           "instance_id": 1,
                      *           "creation_time": "2026-11-22T10:00:00.000Z",
+                     *           "run": 1,
                      *           "retry": 0,
                      *           "status": "successful",
                      *           "start_time": "2026-11-25T09:30:00.118Z",
@@ -4905,6 +4918,7 @@ export interface operations {
                      *           ],
                      *           "instance_id": 1,
                      *           "creation_time": "2026-11-22T10:00:00.000Z",
+                     *           "run": 1,
                      *           "retry": 0,
                      *           "status": "failed",
                      *           "start_time": "2026-11-25T09:30:59.002Z",
@@ -5004,6 +5018,7 @@ export interface operations {
                      *       ],
                      *       "instance_id": 1,
                      *       "creation_time": "2026-11-22T10:00:00.000Z",
+                     *       "run": 1,
                      *       "retry": 0,
                      *       "status": "failed",
                      *       "start_time": "2026-11-25T09:30:59.002Z",
@@ -5022,7 +5037,13 @@ export interface operations {
     };
     listStepExecutions: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only return the step executions of this run of the task: 1 is its first run, each restart of its pipeline that runs it again adds one (the task's `run` is its latest). Without it, every run is returned. A run the task has not had gives an empty list; a value that is not an integer of at least 1 is rejected with `400 invalid_query_parameter`.
+                 * @example 2
+                 */
+                run?: components["parameters"]["RunFilter"];
+            };
             header: {
                 /**
                  * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
@@ -5051,6 +5072,7 @@ export interface operations {
                      * @example [
                      *       {
                      *         "task_id": "2Fy7eR6pZs9bFu2gHw5jKx8lNa0",
+                     *         "run": 1,
                      *         "attempt": 0,
                      *         "index": 0,
                      *         "label": "Publish",
@@ -5059,6 +5081,19 @@ export interface operations {
                      *         "start_time": "2026-11-25T09:30:59.107Z",
                      *         "end_time": "2026-11-25T09:31:12.498Z",
                      *         "output": "npm notice Publishing to https://registry.npmjs.org/ with tag stable\nnpm error code E403\nnpm error 403 Forbidden - PUT https://registry.npmjs.org/web-shop\n",
+                     *         "output_truncated": false
+                     *       },
+                     *       {
+                     *         "task_id": "2Fy7eR6pZs9bFu2gHw5jKx8lNa0",
+                     *         "run": 2,
+                     *         "attempt": 0,
+                     *         "index": 0,
+                     *         "label": "Publish",
+                     *         "status": "successful",
+                     *         "exit_code": 0,
+                     *         "start_time": "2026-11-25T10:02:41.310Z",
+                     *         "end_time": "2026-11-25T10:02:55.874Z",
+                     *         "output": "npm notice Publishing to https://registry.npmjs.org/ with tag stable\n+ web-shop@1.4.0\n",
                      *         "output_truncated": false
                      *       }
                      *     ]
