@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { closestMatch } from 'leven';
 import { UsageError } from './errors.js';
 import { describeOptions, GLOBAL_OPTIONS, type OptionSpecs, toParseArgs } from './options.js';
 import type { Session } from './session.js';
@@ -37,6 +38,16 @@ export type Parsed =
   | { kind: 'run'; command: Command; usage: string; invocation: Invocation };
 
 const isGroup = (entry: Entry): entry is Group => 'commands' in entry;
+
+/**
+ * ` (did you mean "pipelines"?)` when one of the names is a likely typo of `word` (at most a
+ * third of its letters wrong, as the server judges task names), else nothing.
+ */
+function suggestion(word: string, names: string[]): string {
+  const maxDistance = Math.floor(word.length / 3);
+  const nearest = maxDistance > 0 ? closestMatch(word, names, { maxDistance }) : undefined;
+  return nearest ? ` (did you mean ${JSON.stringify(nearest)}?)` : '';
+}
 
 function usageLine(path: string[], command: Command): string {
   return `Usage: pipewright ${[...path, command.args].filter(Boolean).join(' ')} [options]\n`;
@@ -107,7 +118,10 @@ export function parseCommandLine(entries: Entry[], argv: string[]): Parsed {
     throw new UsageError('a command is needed', topHelp(entries));
   }
   const entry = entries.find((candidate) => candidate.name === first);
-  if (!entry) throw new UsageError(`unknown command "${first}"`, topHelp(entries));
+  if (!entry) {
+    const names = entries.map((candidate) => candidate.name);
+    throw new UsageError(`unknown command "${first}"${suggestion(first, names)}`, topHelp(entries));
+  }
   let command: Command;
   let path: string[];
   if (isGroup(entry)) {
@@ -116,7 +130,13 @@ export function parseCommandLine(entries: Entry[], argv: string[]): Parsed {
       throw new UsageError(`${first} needs a subcommand`, groupHelp(entry));
     }
     const found = entry.commands.find((candidate) => candidate.name === second);
-    if (!found) throw new UsageError(`unknown subcommand "${first} ${second}"`, groupHelp(entry));
+    if (!found) {
+      const names = entry.commands.map((candidate) => candidate.name);
+      throw new UsageError(
+        `unknown subcommand "${first} ${second}"${suggestion(second, names)}`,
+        groupHelp(entry),
+      );
+    }
     command = found;
     path = [first, second];
   } else {

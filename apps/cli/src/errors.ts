@@ -11,7 +11,21 @@ export class UsageError extends Error {
   }
 }
 
-/** A failure found on this side (a file that cannot be read, a spec that cannot be inlined): exit status 1. */
+/**
+ * A failure found on this side (a file that cannot be read, a spec that cannot be inlined): exit
+ * status 1. `details`, one problem a line (`FILE:LINE:COLUMN: REASON`), are printed as they are
+ * before the message, so that editors and scripts can read them.
+ */
 export class CliError extends Error {
   override name = 'CliError';
+
+  constructor(
+    message: string,
+    readonly details: readonly string[] = [],
+  ) {
+    super(message);
+  }
 }
+
+/** `1 problem`, `3 problems`. */
+export const problemCount = (count: number) => (count === 1 ? '1 problem' : `${count} problems`);

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
+import { UsageError } from './errors.js';
 
 export const stdinIsTerminal = (): boolean => process.stdin.isTTY === true;
 
@@ -38,4 +39,15 @@ export async function ask(question: string, options: { hidden?: boolean } = {}):
 
 export async function confirm(question: string): Promise<boolean> {
   return /^(y|yes)$/i.test(await ask(`${question} [y/N] `));
+}
+
+/**
+ * Whether to go on with something that cannot be undone: yes with `--yes`; otherwise the user
+ * answers `question` on the terminal. Without a terminal (a script) there is no one to ask:
+ * a usage error says that `refusal` needs --yes.
+ */
+export async function confirmedOrYes(yes: boolean, question: string, refusal: string): Promise<boolean> {
+  if (yes) return true;
+  if (!stdinIsTerminal()) throw new UsageError(`${refusal} without --yes: no terminal to confirm on`);
+  return confirm(question);
 }

@@ -3,6 +3,7 @@ import { type Entry, parseCommandLine } from './command.js';
 import { commands } from './commands/commands.js';
 import { deploy } from './commands/deploy.js';
 import { events } from './commands/events.js';
+import { init } from './commands/init.js';
 import { login } from './commands/login.js';
 import { pipelines } from './commands/pipelines.js';
 import { projects } from './commands/projects.js';
@@ -12,7 +13,7 @@ import { type ConnectionFlags, resolveSettings } from './config.js';
 import { CliError, UsageError } from './errors.js';
 import { createSession, terminalOf } from './session.js';
 
-const ENTRIES: Entry[] = [login, projects, deploy, commands, pipelines, tasks, events, scratchpad];
+const ENTRIES: Entry[] = [login, init, projects, deploy, commands, pipelines, tasks, events, scratchpad];
 
 /** The one line an API error becomes: the server's message and its code. */
 function describeApiError(error: ApiError): string {
@@ -55,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
       return 1;
     }
     if (error instanceof CliError) {
+      for (const line of error.details) process.stderr.write(`${line}\n`);
       process.stderr.write(`pipewright: ${error.message}\n`);
       return 1;
     }

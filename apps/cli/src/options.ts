@@ -29,6 +29,11 @@ export const JSON_OPTION: OptionSpecs = {
   json: { type: 'boolean', description: 'print the raw JSON answer of the API' },
 };
 
+/** For what cannot be undone: asked on a terminal, required otherwise (input.ts, confirmedOrYes). */
+export const YES_OPTION: OptionSpecs = {
+  yes: { type: 'boolean', short: 'y', description: 'go on without asking' },
+};
+
 export const LIST_OPTIONS: OptionSpecs = {
   ...JSON_OPTION,
   all: { type: 'boolean', description: 'walk every page (default: the first page)' },

@@ -41,6 +41,8 @@ export interface Session {
   project(): Promise<ProjectSession>;
   /** The selected project, or undefined when none is. */
   optionalProject(): Promise<ProjectSession | undefined>;
+  /** A client working in the project of this id, selected or not. */
+  projectClient(id: string): ApiClient;
 }
 
 // Identifiers are KSUIDs (27 base62 characters); names have no capital letters.
@@ -91,6 +93,7 @@ export function createSession(settings: Settings, stdout: Terminal, stderr: Term
     async optionalProject() {
       return settings.project ? this.project() : undefined;
     },
+    projectClient: clientFor,
   };
 }
 

@@ -4,6 +4,7 @@ import { type Schemas, walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli, temporaryHome } from './helpers/cli.js';
 import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { runCliOnTerminal } from './helpers/terminal.js';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -63,12 +64,22 @@ const PROJECT_FILES = {
     '  parameters: [{ name: version, type: string, environment: VERSION }]',
     '  pipelines: [ci]',
   ].join('\n'),
-  // Skipped: a hidden directory, a hidden file, and what .pipewrightignore names.
+  // Skipped: a hidden directory, a hidden file, what .pipewrightignore names, node_modules,
+  // and what the .gitignore files ignore, each in its own directory.
   '.drafts/broken.yaml': 'type: nonsense\n',
   'tasks/.old.yaml': 'type: nonsense\n',
   'experiments/trial.yaml': 'type: nonsense\n',
   'tasks/scratch.yml': 'type: nonsense\n',
-  '.pipewrightignore': '# not ready\nexperiments/\nscratch.yml\n',
+  '.pipewrightignore': '# not ready\nexperiments/\nscratch.yml\n!keep.gen.yaml\n',
+  'node_modules/some-library/ci.yaml': 'type: nonsense\n',
+  'tools/node_modules/other/ci.yml': 'type: nonsense\n',
+  '.gitignore': '/generated/\n*.gen.yaml\n',
+  'generated/out.yaml': 'type: nonsense\n',
+  'tasks/build.gen.yaml': 'type: nonsense\n',
+  'tasks/.gitignore': 'local-*.yaml\n',
+  'tasks/local-trial.yaml': 'type: nonsense\n',
+  // Ignored by the .gitignore, re-included by the .pipewrightignore, which has the last word.
+  'keep.gen.yaml': 'type: task\nversion: 1\nname: kept\ndata:\n  steps: [{ code: "true" }]\n',
 };
 
 async function installedSpecs(client: ReturnType<RunningServer['client']>) {
@@ -92,7 +103,8 @@ describe('pipewright deploy', () => {
         'Created pipeline ci',
         'Created task build',
         'Created task check',
-        '4 created, 0 updated, 0 deleted, 0 unchanged.',
+        'Created task kept',
+        '5 created, 0 updated, 0 deleted, 0 unchanged.',
         '',
       ].join('\n'),
     );
@@ -102,6 +114,7 @@ describe('pipewright deploy', () => {
       'pipeline ci',
       'task build',
       'task check',
+      'task kept',
     ]);
     const build = specs.find((spec) => spec.name === 'build');
     expect(build?.data).toEqual({ steps: [{ label: 'Build', code: BUILD_SCRIPT }] });
@@ -124,18 +137,26 @@ describe('pipewright deploy', () => {
       'build',
       'check',
       'ci',
+      'kept',
       'release',
     ]);
     expect(fromChild.stdout).toBe(
-      'Dry run: 0 to create, 0 to update, 0 to delete, 4 unchanged; nothing was changed.\n',
+      'Dry run: 0 to create, 0 to update, 0 to delete, 5 unchanged; nothing was changed.\n',
     );
   });
 
-  it('shows with --dry-run what would be created, updated and deleted, and changes nothing', async () => {
+  it('shows with --dry-run what would be created, updated (field by field) and deleted, and changes nothing', async () => {
     const { project, client } = await projectWith(server, [
       { type: 'task', version: 1, name: 'check', data: { steps: [{ code: 'echo checking' }] } },
-      { type: 'task', version: 1, name: 'build', data: { steps: [{ code: 'echo old' }] } },
+      {
+        type: 'task',
+        version: 1,
+        name: 'build',
+        description: 'Old',
+        data: { steps: [{ label: 'Build', code: 'echo old' }, { command: 'true' }] },
+      },
       { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } },
+      { type: 'task', version: 1, name: 'kept', data: { steps: [{ code: 'true' }] } },
     ]);
     const before = await installedSpecs(client);
     const dir = directoryWith(PROJECT_FILES);
@@ -148,8 +169,11 @@ describe('pipewright deploy', () => {
         'Would create command release',
         'Would create pipeline ci',
         'Would update task build',
+        `  data.steps[0].code: "echo old" -> ${JSON.stringify(BUILD_SCRIPT)}`,
+        '  data.steps[1]: {"command":"true"} -> (none)',
+        '  description: "Old" -> (none)',
         'Would delete task gone',
-        'Dry run: 2 to create, 1 to update, 1 to delete, 1 unchanged; nothing was changed.',
+        'Dry run: 2 to create, 1 to update, 1 to delete, 2 unchanged; nothing was changed.',
         '',
       ].join('\n'),
     );
@@ -164,10 +188,75 @@ describe('pipewright deploy', () => {
         { type: 'command', name: 'release' },
         { type: 'pipeline', name: 'ci' },
       ],
-      updated: [{ type: 'task', name: 'build' }],
+      updated: [
+        {
+          type: 'task',
+          name: 'build',
+          changes: [
+            { path: 'data.steps[0].code', before: 'echo old', after: BUILD_SCRIPT },
+            { path: 'data.steps[1]', before: { command: 'true' } },
+            { path: 'description', before: 'Old' },
+          ],
+        },
+      ],
       deleted: [{ type: 'task', name: 'gone' }],
-      unchanged: [{ type: 'task', name: 'check' }],
+      unchanged: [
+        { type: 'task', name: 'check' },
+        { type: 'task', name: 'kept' },
+      ],
     });
+  });
+
+  it('deletes only after a yes on a terminal, and without a terminal only with --yes', async () => {
+    const gone = { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } };
+    const { project, client } = await projectWith(server, [gone]);
+    const dir = directoryWith(PROJECT_FILES);
+    const env = connectionEnv(server, project.id);
+
+    const script = await runCli(['deploy', dir], { env });
+    expect(script.code).toBe(2);
+    expect(script.stderr).toContain(
+      'pipewright: refusing to delete 1 resource (task gone) without --yes: no terminal to confirm on',
+    );
+    expect((await installedSpecs(client)).map((spec) => spec.name)).toEqual(['gone']);
+
+    const declined = await runCliOnTerminal(['deploy', dir], { env, input: 'n\n' });
+    expect(declined.stdout).toContain(
+      `Delete 1 resource of project ${project.id} that the files do not describe (task gone)? This cannot be undone. [y/N]`,
+    );
+    expect(declined.stdout).toContain('Nothing was changed.');
+    expect(declined.code).toBe(1);
+    expect((await installedSpecs(client)).map((spec) => spec.name)).toEqual(['gone']);
+
+    const accepted = await runCliOnTerminal(['deploy', dir], { env, input: 'y\n' });
+    expect(accepted.stdout).toContain('Deleted task gone');
+    expect(accepted.code).toBe(0);
+    expect((await installedSpecs(client)).map((spec) => spec.name)).not.toContain('gone');
+
+    // Nothing to delete: nothing to ask.
+    await client.PUT('/projects/id/{id}/resources', {
+      params: { path: { id: project.id } },
+      body: { specs: [gone as never] },
+    });
+    const forced = await runCli(['deploy', dir, '--yes'], { env });
+    expect(forced.stdout).toContain('Deleted task gone');
+    expect(forced.code).toBe(0);
+    const again = await runCli(['deploy', dir], { env });
+    expect(again.stdout).toContain('0 created, 0 updated, 0 deleted, 5 unchanged.');
+    expect(again.code).toBe(0);
+  });
+
+  it('does not ask about deletions when the server refuses the set', async () => {
+    const { project } = await projectWith(server, [
+      { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } },
+    ]);
+    const dir = directoryWith({ 'a.yaml': 'type: task\nversion: 1\nname: a\ndata: { steps: [] }\n' });
+
+    const result = await runCli(['deploy'], { env: connectionEnv(server, project.id), cwd: dir });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^a\.yaml:1: \/data\/steps: .+\npipewright: 1 problem in the resources/);
+    expect(result.stderr).not.toContain('--yes');
   });
 
   it("maps the server's validation errors back to file:document: pointer", async () => {
@@ -206,7 +295,7 @@ describe('pipewright deploy', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('a.yaml:1: /data/steps/0/source: cannot read missing.sh: ENOENT');
     expect(result.stderr).toContain('b.yaml:2: a resource spec must be a mapping');
-    expect(result.stderr).toMatch(/b\.yaml:3: .+/);
+    expect(result.stderr).toMatch(/^b\.yaml:6:1: .+$/m);
     // Sources stay inside the deployed directory, by absolute path or by `..`.
     expect(result.stderr).toContain(
       'c.yaml:1: /data/steps/0/source: /etc/hostname is outside the deployed directory',
@@ -214,6 +303,32 @@ describe('pipewright deploy', () => {
     expect(result.stderr).toContain(
       'c.yaml:1: /data/steps/1/source: ../../../../../../../../etc/hostname is outside the deployed directory',
     );
+    expect(result.stderr).toMatch(/\npipewright: 5 problems in the resource files; nothing was sent\n$/);
     expect(await installedSpecs(client)).toEqual([]);
+  });
+
+  it('shows a YAML mistake as one line, FILE:LINE:COLUMN: reason', async () => {
+    const { project } = await projectWith(server);
+    const dir = directoryWith({
+      'tasks.yaml': [
+        'type: task',
+        'version: 1',
+        'name: build',
+        'data:',
+        '  steps:',
+        '    - label: Build',
+        '      code: make',
+        '   environment: {}',
+        '',
+      ].join('\n'),
+    });
+
+    const result = await runCli(['deploy'], { env: connectionEnv(server, project.id), cwd: dir });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'tasks.yaml:8:1: All mapping items must start at the same column\n' +
+        'pipewright: 1 problem in the resource files; nothing was sent\n',
+    );
   });
 });

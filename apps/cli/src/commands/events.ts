@@ -1,4 +1,4 @@
-import type { Schemas } from '@pipewright/client';
+import { type Schemas, walk } from '@pipewright/client';
 import type { Group } from '../command.js';
 import { UsageError } from '../errors.js';
 import { readStdin } from '../input.js';
@@ -9,6 +9,7 @@ import { type Column, formatTime, renderFields } from '../table.js';
 import { argument, flag, option } from '../values.js';
 
 type Event = Schemas['Event'];
+type Pipeline = Schemas['Pipeline'];
 
 const columns: Column<Event>[] = [
   { header: 'ID', value: (event) => event.id, fixed: true },
@@ -48,6 +49,45 @@ function printEvent(session: Session, event: Event): void {
   session.stdout.write(`Data:\n${JSON.stringify(event.data, null, 2)}\n`);
 }
 
+const startedColumns: Column<Pipeline>[] = [
+  { header: 'PIPELINE', value: (pipeline) => pipeline.id, fixed: true },
+  { header: 'NAME', value: (pipeline) => pipeline.name },
+  { header: 'EVENT', value: (pipeline) => pipeline.event_id, fixed: true },
+  { header: 'PROJECT', value: (pipeline) => pipeline.project_id, fixed: true },
+];
+
+/**
+ * The pipelines that stored events started. The server creates them in the transaction that
+ * stores the events, with the events' creation time: reading each project's pipelines newest
+ * first, back to that time, finds them all (and the few started since, left out).
+ */
+async function startedPipelines(session: Session, stored: Event[]): Promise<Pipeline[]> {
+  const started: Pipeline[] = [];
+  for (const projectId of new Set(stored.map((event) => event.project_id))) {
+    const mine = stored.filter((event) => event.project_id === projectId);
+    const ids = new Set(mine.map((event) => event.id));
+    const since = mine.map((event) => event.creation_time).sort()[0] ?? '';
+    const query = { sort: 'creation_time', order: 'desc', size: 100 } as const;
+    const found: Pipeline[] = [];
+    for await (const pipeline of walk(session.projectClient(projectId), '/pipelines', query)) {
+      if (pipeline.creation_time < since) break;
+      if (ids.has(pipeline.event_id)) found.push(pipeline);
+    }
+    started.push(...found.reverse());
+  }
+  return started;
+}
+
+async function printStarted(session: Session, name: string, stored: Event[]): Promise<void> {
+  const pipelines = await startedPipelines(session, stored);
+  const triggers = stored.length === 1 ? '1 trigger' : `${stored.length} triggers`;
+  const count = pipelines.length === 1 ? '1 pipeline' : `${pipelines.length} pipelines`;
+  session.stdout.write(`Sent event ${name}: ${triggers} accepted it, ${count} started.\n`);
+  if (pipelines.length === 0) return;
+  printTable(session, startedColumns, pipelines);
+  session.stderr.write('Follow one with `pipewright pipelines watch ID`.\n');
+}
+
 export const events: Group = {
   name: 'events',
   summary: 'Send custom events; list, show and replay events.',
@@ -59,7 +99,8 @@ export const events: Group = {
       details:
         'Every enabled trigger listening to NAME whose filters hold for the data stores the\n' +
         'event and instantiates its pipelines: in the selected project only, or in every\n' +
-        'project of the organization when no project is selected.',
+        'project of the organization when no project is selected. Prints the pipelines it\n' +
+        'started (--json: the stored events, as the API answers).',
       arity: [2, 2],
       options: {
         time: { type: 'string', value: 'TIME', description: 'when it happened (RFC 3339; default: now)' },
@@ -79,12 +120,7 @@ export const events: Group = {
         });
         if (flag(invocation, 'json')) printJson(session, stored);
         else if (stored.length === 0) session.stderr.write('No trigger accepted the event.\n');
-        else
-          printTable(
-            session,
-            [{ header: 'PROJECT', value: (event) => event.project_id, fixed: true }, ...columns],
-            stored,
-          );
+        else await printStarted(session, argument(invocation, 0), stored);
         return 0;
       },
     },

@@ -1,9 +1,8 @@
 import type { Schemas } from '@pipewright/client';
 import type { Group } from '../command.js';
-import { UsageError } from '../errors.js';
-import { confirm, stdinIsTerminal } from '../input.js';
+import { confirmedOrYes } from '../input.js';
 import { printJson, printList } from '../listing.js';
-import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
+import { JSON_OPTION, LIST_OPTIONS, YES_OPTION } from '../options.js';
 import { projectIdOf, type Session } from '../session.js';
 import type { Column } from '../table.js';
 import { argument, flag } from '../values.js';
@@ -78,20 +77,18 @@ export const projects: Group = {
         'Unfinished pipelines are aborted first. This cannot be undone, so it asks for\n' +
         'confirmation on a terminal; without one (a script), --yes is required.',
       arity: [1, 1],
-      options: { yes: { type: 'boolean', short: 'y', description: 'delete without asking' } },
+      options: YES_OPTION,
       async run(session, invocation) {
         const name = argument(invocation, 0);
         const id = await idOf(session, name);
-        if (!flag(invocation, 'yes')) {
-          if (!stdinIsTerminal()) {
-            throw new UsageError(
-              `refusing to delete project ${name} without --yes: no terminal to confirm on`,
-            );
-          }
-          if (!(await confirm(`Delete project ${name} and everything in it? This cannot be undone.`))) {
-            session.stderr.write('Nothing was deleted.\n');
-            return 1;
-          }
+        const confirmed = await confirmedOrYes(
+          flag(invocation, 'yes'),
+          `Delete project ${name} and everything in it? This cannot be undone.`,
+          `refusing to delete project ${name}`,
+        );
+        if (!confirmed) {
+          session.stderr.write('Nothing was deleted.\n');
+          return 1;
         }
         await session.client().DELETE('/projects/id/{id}', { params: { path: { id } } });
         session.stdout.write(`Deleted project ${name}.\n`);

@@ -1,63 +1,41 @@
+import ignore, { type Ignore } from 'ignore';
+
 /**
- * The `.pipewrightignore` of a deploy directory: gitignore-like, kept simple. One glob a
- * line; blank lines and `#` comments are skipped. `*` matches within a path segment, `?`
- * one character of it, `**` any number of segments. A pattern with a `/` at its start or in
- * its middle is relative to the deploy directory; otherwise it matches at any depth. A
- * trailing `/` matches directories only. `!` re-includes what an earlier line ignored; the
- * last matching line wins. An ignored directory is skipped with everything in it.
+ * What deploy skips, as git would: the `ignore` library reads the files (globs, `**`, `[...]`
+ * classes, a trailing `/` for directories, anchoring, `!` re-including, escapes).
  */
-export type IgnoreMatcher = (relativePath: string, isDirectory: boolean) => boolean;
 
-interface Rule {
-  regexp: RegExp;
-  negated: boolean;
-  directoryOnly: boolean;
+/** Skipped unless an ignore file re-includes them: no deploy wants a dependency's YAML files. */
+export const DEFAULT_IGNORED = ['node_modules/'];
+
+/** The rules of one ignore file, and the directory (relative to the deployed one, '' at its top) they apply in. */
+export interface IgnoreRules {
+  base: string;
+  rules: Ignore;
 }
 
-function globToRegExp(glob: string): string {
-  let source = '';
-  for (let index = 0; index < glob.length; index++) {
-    const char = glob.charAt(index);
-    if (glob.startsWith('**/', index)) {
-      source += '(?:.*/)?';
-      index += 2;
-    } else if (glob.startsWith('**', index)) {
-      source += '.*';
-      index += 1;
-    } else if (char === '*') {
-      source += '[^/]*';
-    } else if (char === '?') {
-      source += '[^/]';
-    } else {
-      source += char.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
-    }
+export function ignoreRules(base: string, text: string | readonly string[]): IgnoreRules {
+  return { base, rules: ignore().add(text) };
+}
+
+/**
+ * Whether a path (relative to the deployed directory, with `/`) is skipped by a list of rules
+ * that apply in order, as a directory's .gitignore applies after its parent's: the last file
+ * that ignores or re-includes the path decides. A directory is tested with a trailing `/`, so
+ * that patterns for directories only match it.
+ */
+export function isIgnored(
+  layers: readonly IgnoreRules[],
+  relativePath: string,
+  isDirectory: boolean,
+): boolean {
+  let ignored = false;
+  for (const { base, rules } of layers) {
+    if (base !== '' && !relativePath.startsWith(`${base}/`)) continue;
+    const path = base === '' ? relativePath : relativePath.slice(base.length + 1);
+    const verdict = rules.test(isDirectory ? `${path}/` : path);
+    if (verdict.ignored) ignored = true;
+    else if (verdict.unignored) ignored = false;
   }
-  return source;
-}
-
-function parseRule(line: string): Rule | undefined {
-  let pattern = line.trimEnd();
-  if (pattern === '' || pattern.startsWith('#')) return undefined;
-  const negated = pattern.startsWith('!');
-  if (negated) pattern = pattern.slice(1);
-  const directoryOnly = pattern.endsWith('/');
-  if (directoryOnly) pattern = pattern.slice(0, -1);
-  const anchored = pattern.includes('/');
-  if (pattern.startsWith('/')) pattern = pattern.slice(1);
-  if (pattern === '') return undefined;
-  const body = globToRegExp(pattern);
-  return { regexp: new RegExp(anchored ? `^${body}$` : `(?:^|/)${body}$`), negated, directoryOnly };
-}
-
-/** The matcher of the file's text; paths are relative to the deploy directory, with `/`. */
-export function parseIgnoreFile(text: string): IgnoreMatcher {
-  const rules = text.split(/\r?\n/).flatMap((line) => parseRule(line) ?? []);
-  return (relativePath, isDirectory) => {
-    let ignored = false;
-    for (const rule of rules) {
-      if (rule.directoryOnly && !isDirectory) continue;
-      if (rule.regexp.test(relativePath)) ignored = !rule.negated;
-    }
-    return ignored;
-  };
+  return ignored;
 }

@@ -1,7 +1,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { CliError } from '../errors.js';
+import { parseAllDocuments, type YAMLError } from 'yaml';
+import { CliError, problemCount } from '../errors.js';
 import { findSpecFiles } from './files.js';
 
 /** Where a spec was written: a file (as shown to the user) and its document, from 1. */
@@ -70,6 +70,13 @@ function inlineSources(
   });
 }
 
+/** `FILE:LINE:COLUMN: REASON`, as compilers say it, rather than the parser's lines with a snippet. */
+function describeYamlError(file: string, error: YAMLError): string {
+  const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+  const position = error.linePos?.[0];
+  return position ? `${file}:${position.line}:${position.col}: ${reason}` : `${file}: ${reason}`;
+}
+
 /**
  * Reads every spec of the YAML files under `dir` (several documents per file; empty
  * documents skipped) and inlines step sources. Every local problem is reported at once.
@@ -84,8 +91,10 @@ export function loadSpecs(dir: string, cwd = process.cwd()): LoadedSpecs {
     documents.forEach((document, index) => {
       const origin = { file: shown, document: index + 1 };
       const at = describeOrigin(origin);
-      if (document.errors.length > 0) {
-        for (const error of document.errors) problems.push(`${at}: ${error.message.split('\n')[0]}`);
+      // The parser's first error is the mistake; the next ones are mostly its consequences.
+      const [error] = document.errors;
+      if (error) {
+        problems.push(describeYamlError(shown, error));
         return;
       }
       const spec: unknown = document.toJS();
@@ -100,7 +109,9 @@ export function loadSpecs(dir: string, cwd = process.cwd()): LoadedSpecs {
       loaded.origins.push(origin);
     });
   }
-  if (problems.length > 0) throw new CliError(`cannot read the resources:\n${problems.join('\n')}`);
+  if (problems.length > 0) {
+    throw new CliError(`${problemCount(problems.length)} in the resource files; nothing was sent`, problems);
+  }
   return loaded;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeValidationErrors } from '../../src/deploy/load.js';
-import { canonicalJson, planChanges } from '../../src/deploy/plan.js';
+import { canonicalJson, fieldChanges, planChanges } from '../../src/deploy/plan.js';
 
 const spec = (type: string, name: string, data: unknown = {}) => ({ type, version: 1, name, data });
 
@@ -25,7 +25,9 @@ describe('planChanges', () => {
         { type: 'command', name: 'same' },
         { type: 'task', name: 'new' },
       ],
-      update: [{ type: 'task', name: 'changed' }],
+      update: [
+        { type: 'task', name: 'changed', changes: [{ path: 'data.steps[0]', after: { code: 'true' } }] },
+      ],
       delete: [{ type: 'task', name: 'gone' }],
       unchanged: [
         { type: 'pipeline', name: 'same' },
@@ -60,5 +62,38 @@ describe('describeValidationErrors', () => {
     ['', '/: bad'],
   ])('maps %s', (pointer, line) => {
     expect(describeValidationErrors([{ pointer, reason: 'bad' }], origins)).toEqual([line]);
+  });
+});
+
+describe('fieldChanges', () => {
+  it.each([
+    [{ a: 1 }, { a: 1 }, []],
+    [{ a: 1, b: 2 }, { b: 2, a: 1 }, []],
+    [
+      { data: { steps: [{ command: 'a' }] } },
+      { data: { steps: [{ command: 'b' }] } },
+      [{ path: 'data.steps[0].command', before: 'a', after: 'b' }],
+    ],
+    [
+      { data: { steps: [{ code: 'x' }] } },
+      { data: { steps: [{ code: 'x' }, { code: 'y' }] } },
+      [{ path: 'data.steps[1]', before: undefined, after: { code: 'y' } }],
+    ],
+    [
+      { description: 'old', data: {} },
+      { data: { environment: { 'MY-VAR': '1' } } },
+      [
+        { path: 'data.environment', before: undefined, after: { 'MY-VAR': '1' } },
+        { path: 'description', before: 'old', after: undefined },
+      ],
+    ],
+    [
+      { data: { environment: { 'MY-VAR': '1', B: '2' } } },
+      { data: { environment: { 'MY-VAR': '3', B: '2' } } },
+      [{ path: 'data.environment["MY-VAR"]', before: '1', after: '3' }],
+    ],
+    [{ data: { tasks: [] } }, { data: { tasks: {} } }, [{ path: 'data.tasks', before: [], after: {} }]],
+  ])('between %j and %j: %j', (before, after, changes) => {
+    expect(fieldChanges(before, after)).toEqual(changes);
   });
 });
