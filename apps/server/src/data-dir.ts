@@ -164,8 +164,11 @@ function spreadSubdirectories(dir: string): void {
   }
 }
 
-/** Whether a user other than the owner may enter `path` and each directory above it. */
-function enterableByOthers(path: string): boolean {
+/**
+ * Whether a user other than the owner may enter `path` and each directory above it (for a
+ * file: run it).
+ */
+export function enterableByOthers(path: string): boolean {
   for (let current = resolve(path); ; current = dirname(current)) {
     if ((statSync(current).mode & 0o001) === 0) return false;
     if (current === dirname(current)) return true;

@@ -16,8 +16,11 @@ import {
 import type { ServeConfig } from './config.js';
 import { lockDataDir, prepareWorkRoot, privateDatabaseFile } from './data-dir.js';
 import { startPurging } from './purging.js';
+import { shellWord } from './shell-word.js';
+import { placeTaskCli } from './task-cli.js';
 import { chooseTaskUsers } from './task-users.js';
 import { ensureCertificate, readTls } from './tls.js';
+import { webRoot } from './web-root.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(line));
@@ -43,6 +46,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     taskUsers !== undefined,
     tls?.selfSigned ? tls.cert : undefined,
   );
+  // Steps call `pipewright` by its name: the server's own, first on their PATH.
+  const taskBinDir = placeTaskCli(workRoot.dir, taskUsers !== undefined, logger);
   const scheduler = createScheduler(
     workStore,
     runSteps,
@@ -51,6 +56,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       graceMs: config.abortGraceMs,
       outputLimitBytes: config.stepOutputLimitBytes,
       workRoot: workRoot.dir,
+      taskBinDir,
       taskUsers: taskUsers?.range,
     },
     logger,
@@ -58,13 +64,14 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Installs tell the ticker of changed triggers; it starts once tasks can run (below).
   const ticker = createTicker(store, scheduler, logger);
   const services = createServices(store, scheduler, undefined, ticker);
-  announceFirstKey(config.dataDir, services.provisioning.bootstrap());
+  const firstKey = saveFirstKey(config.dataDir, services.provisioning.bootstrap());
 
   let stopping = false;
   const app = createApp({
     services,
     logger,
     isStopping: () => stopping,
+    webRoot: webRoot(),
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimit: config.rateLimitPerSecond > 0 && {
       perSecond: config.rateLimitPerSecond,
@@ -107,14 +114,19 @@ export async function serve(config: ServeConfig): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  // Tasks, and the person at this host, reach the server on loopback when it listens everywhere.
+  const localHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
+  const localUrl = `${scheme}://${localHost}:${port}`;
+  // Before the log line that says the server listens: whoever waits for that line has the key too.
+  if (firstKey) announceFirstKey(firstKey, localUrl, tls?.selfSigned ? tls.cert : undefined);
   logger.info('listening', { url: `${scheme}://${host}:${port}/v0`, data_dir: config.dataDir });
-  // Tasks run on this host: they reach the server on loopback when it listens everywhere.
-  const taskHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
-  scheduler.start({ apiUrl: `${scheme}://${taskHost}:${port}`, caFile: workRoot.caFile });
+  scheduler.start({ apiUrl: localUrl, caFile: workRoot.caFile });
   // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
   ticker.start();
   // Expired data goes in short batches, on a thread of its own.
   const purger = startPurging(workStore, databaseFile, config.retention, logger);
+  // A turn later, once the first requests got in: the first install would compile them otherwise.
+  setImmediate(() => services.resources.prepare());
 
   onStopSignal(logger, async () => {
     stopping = true;
@@ -141,13 +153,31 @@ async function stopWork(scheduler: Scheduler, deadlineMs: number, logger: Logger
   await scheduler.stop(deadlineMs);
 }
 
-/** The first start's key is shown once, and kept in a file only its owner can read. */
-function announceFirstKey(dataDir: string, apiKey: string | undefined): void {
-  if (!apiKey) return;
+interface FirstKey {
+  apiKey: string;
+  /** Where it is kept. */
+  file: string;
+}
+
+/** The first start's key, kept in a file only its owner can read; undefined on later starts. */
+function saveFirstKey(dataDir: string, apiKey: string | undefined): FirstKey | undefined {
+  if (!apiKey) return undefined;
   const file = join(dataDir, 'admin-api-key');
   writeFileSync(file, `${apiKey}\n`, { mode: 0o600, flag: 'wx' });
+  return { apiKey, file };
+}
+
+/**
+ * Tells the person who started the server for the first time where it answers and how to
+ * log in, with the key, shown only this once, alone on the last line.
+ */
+function announceFirstKey({ apiKey, file }: FirstKey, url: string, selfSignedCert: string | undefined): void {
+  const ca = selfSignedCert ? ` --ca ${shellWord(selfSignedCert)}` : '';
   process.stdout.write(
-    `Created organization "default" with admin account admin@localhost.\n` +
+    `Pipewright serves ${url}/v0` +
+      (selfSignedCert ? `, with a self-signed certificate in ${selfSignedCert}\n` : '\n') +
+      `Log in with: pipewright login --api-url ${url}${ca}\n` +
+      `Created organization "default" with admin account admin@localhost.\n` +
       `Its API key is shown only this once and saved in ${file}:\n${apiKey}\n`,
   );
 }

@@ -39,7 +39,15 @@ describe('pipewright-server', () => {
       const keyFile = join(dir, 'admin-api-key');
       expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
       expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-      const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+      const certFile = join(dir, 'tls', 'cert.pem');
+      // In plain words, with the key: where the server answers, and how to log in.
+      expect(server.stdout()).toBe(
+        `Pipewright serves ${server.url}, with a self-signed certificate in ${certFile}\n` +
+          `Log in with: pipewright login --api-url ${baseOf(server.url)} --ca ${certFile}\n` +
+          'Created organization "default" with admin account admin@localhost.\n' +
+          `Its API key is shown only this once and saved in ${keyFile}:\n${key}\n`,
+      );
+      const ca = readFileSync(certFile, 'utf8');
       const client = createClient({ baseUrl: baseOf(server.url), apiKey: key, ca });
       expect((await client.GET('/status')).data).toEqual({});
       expect((await client.GET('/org')).data?.name).toBe('default');

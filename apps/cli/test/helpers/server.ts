@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type ApiClient, createClient } from '@pipewright/client';
 
-// The server program, found through the workspace dependency rather than a path into its sources.
+// The server program, found through the workspace rather than a path into its sources (built
+// before these tests: apps/cli/turbo.json).
 const SERVER_BIN = join(
   dirname(createRequire(import.meta.url).resolve('pipewright-server/package.json')),
   'bin',
@@ -24,15 +25,24 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+export interface ServerOptions {
+  /**
+   * Whether tasks run as users of their own, as the server does by default when it runs as
+   * root. Off unless asked: steps that call the CLI of this checkout by its path
+   * (CLI_BIN) cannot reach it as those users when the checkout is in a private directory
+   * (a clone under /root); a step calling `pipewright` gets the server's own copy, which they can.
+   */
+  taskUsers?: boolean;
+}
+
 /**
  * Starts the real server program on an ephemeral port with a fresh data directory, and
- * waits (bounded) for its "listening" log line. Its tasks run as the server's own user: their
- * steps call the CLI of this checkout, which users of their own cannot reach when the checkout
- * is in a private directory (a clone under /root); the server's tests cover task users.
+ * waits (bounded) for its "listening" log line.
  */
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pipewright-cli-server-'));
-  const argv = [SERVER_BIN, '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--task-users', 'off'];
+  const argv = [SERVER_BIN, '--listen', '127.0.0.1:0', '--data-dir', dataDir];
+  if (!options.taskUsers) argv.push('--task-users', 'off');
   const child = spawn(process.execPath, argv, {
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'ignore', 'pipe'],

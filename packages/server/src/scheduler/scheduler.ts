@@ -6,8 +6,7 @@ import type { Logger } from '../logger.js';
 import { spawner } from '../runner/spawner.js';
 import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-users.js';
 import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
-import { completeInstantiations } from '../services/instantiation.js';
-import type { WorkNotifier } from '../services/work.js';
+import { completeInstantiations, type WorkNotifier } from '../services/index.js';
 import type { Store } from '../store/index.js';
 import { type Attempt, createAttemptDirectories } from './attempt-directories.js';
 import { recoverInterruptedTasks } from './recovery.js';
@@ -31,6 +30,8 @@ export interface SchedulerOptions {
   outputLimitBytes: number;
   /** Where task working directories and context files are made. */
   workRoot: string;
+  /** Programs the server gives its tasks (its `pipewright`): a directory first on their PATH. */
+  taskBinDir?: string | undefined;
   /** Safety net: look for work this often even without a wake-up. */
   pollIntervalMs?: number;
   /**
@@ -251,6 +252,7 @@ export function createScheduler(
           apiUrl: access.apiUrl,
           apiKey,
           caFile: access.caFile,
+          binDir: options.taskBinDir,
         }),
         workDir: attempt.workDir,
         scriptDir: attempt.dir,

@@ -17,6 +17,8 @@ export interface TaskContext {
   apiKey: string;
   /** The server's certificate when it is self-signed. */
   caFile?: string | undefined;
+  /** Programs the server gives its tasks (its `pipewright`): a directory first on their PATH. */
+  binDir?: string | undefined;
 }
 
 /** The parameter values of a task instance: those its pipeline entry gives, then defaults. */
@@ -40,7 +42,7 @@ export function taskEnvironment(context: TaskContext): Record<string, string> {
       }
     : {};
   return {
-    PATH: TASK_PATH,
+    PATH: context.binDir ? `${context.binDir}:${TASK_PATH}` : TASK_PATH,
     HOME: attempt.workDir,
     TMPDIR: attempt.tmpDir,
     ...task.spec.data.environment,
