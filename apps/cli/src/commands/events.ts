@@ -56,24 +56,14 @@ const startedColumns: Column<Pipeline>[] = [
   { header: 'PROJECT', value: (pipeline) => pipeline.project_id, fixed: true },
 ];
 
-/**
- * The pipelines that stored events started. The server creates them in the transaction that
- * stores the events, with the events' creation time: reading each project's pipelines newest
- * first, back to that time, finds them all (and the few started since, left out).
- */
+/** The pipelines that stored events started, read by each event's id. */
 async function startedPipelines(session: Session, stored: Event[]): Promise<Pipeline[]> {
   const started: Pipeline[] = [];
-  for (const projectId of new Set(stored.map((event) => event.project_id))) {
-    const mine = stored.filter((event) => event.project_id === projectId);
-    const ids = new Set(mine.map((event) => event.id));
-    const since = mine.map((event) => event.creation_time).sort()[0] ?? '';
-    const query = { sort: 'creation_time', order: 'desc', size: 100 } as const;
-    const found: Pipeline[] = [];
-    for await (const pipeline of walk(session.projectClient(projectId), '/pipelines', query)) {
-      if (pipeline.creation_time < since) break;
-      if (ids.has(pipeline.event_id)) found.push(pipeline);
+  for (const event of stored) {
+    const client = session.projectClient(event.project_id);
+    for await (const pipeline of walk(client, '/pipelines', { event_id: event.id, size: 100 })) {
+      started.push(pipeline);
     }
-    started.push(...found.reverse());
   }
   return started;
 }

@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import { isFinished, type Status } from '../domain/execution.js';
 import { tasksToRerun } from '../domain/task-graph.js';
 import { formatTime } from '../domain/time.js';
-import type { Store } from '../store/index.js';
+import type { PipelineFilters, Store } from '../store/index.js';
 import { finishPipeline, mustQueue } from './pipeline-queue.js';
 import type { WorkNotifier } from './work.js';
 
@@ -51,8 +51,8 @@ export function createPipelineService(store: Store, work: WorkNotifier, clock: (
 
   return {
     get,
-    list(project: Project, status: Status | undefined, request: PageRequest): Page<Pipeline> {
-      return store.pipelines.list(project.id, status, request);
+    list(project: Project, filters: PipelineFilters, request: PageRequest): Page<Pipeline> {
+      return store.pipelines.list(project.id, filters, request);
     },
 
     /** Unfinished tasks and the pipeline become `aborted` now; their processes are then stopped. */

@@ -1,6 +1,7 @@
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
 import { createChangeStamp } from './change-stamp.js';
+import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
@@ -11,6 +12,7 @@ import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
 import { createStepExecutionStore } from './step-executions.store.js';
+import { createStepOutputStore } from './step-output.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
 import { createTaskStore } from './tasks.store.js';
 import { createTriggerScheduleStore } from './trigger-schedules.store.js';
@@ -18,12 +20,14 @@ import { createTriggerStore } from './triggers.store.js';
 
 // The store's public surface: the row types that services and the scheduler name, and the data-dir lock.
 export type { KeyOwner } from './api-keys.store.js';
+export type { Change, ChangeKind } from './changes.store.js';
 export type { Db, Durability } from './db.js';
 export type { EventFilters } from './events.store.js';
 export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
-export type { PipelineRecord } from './pipelines.store.js';
+export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
 export type { StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
+export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
 export type { TaskKeyOwner } from './task-keys.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
 
@@ -47,6 +51,8 @@ export function createStore(db: Db) {
     taskKeys: createTaskKeyStore(db),
     scratchpads: createScratchpadStore(db),
     retention: createRetentionStore(db),
+    changes: createChangeStore(db),
+    stepOutput: createStepOutputStore(db),
     /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
     changeStamp: createChangeStamp(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */

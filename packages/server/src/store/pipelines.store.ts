@@ -61,6 +61,12 @@ function toPipeline(row: PipelineRow): Pipeline {
   };
 }
 
+/** What a list of pipelines may be narrowed to; each filter given must hold. */
+export interface PipelineFilters {
+  status?: Status | undefined;
+  eventId?: string | undefined;
+}
+
 export function createPipelineStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
@@ -128,12 +134,16 @@ export function createPipelineStore(db: Db) {
       const row = runContextById.get(id);
       return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
     },
-    list(projectId: string, status: Status | undefined, request: PageRequest): Page<Pipeline> {
+    list(projectId: string, filters: PipelineFilters, request: PageRequest): Page<Pipeline> {
       const where = ['project_id = ?'];
       const params: unknown[] = [projectId];
-      if (status !== undefined) {
+      if (filters.status !== undefined) {
         where.push('status = ?');
-        params.push(status);
+        params.push(filters.status);
+      }
+      if (filters.eventId !== undefined) {
+        where.push('event_id = ?');
+        params.push(filters.eventId);
       }
       return paginate(db, {
         table: 'pipelines',

@@ -204,6 +204,17 @@ describe('replayEvent', () => {
       params: { query: { pipeline_id: pipelines?.elements.find((p) => p.event_id === copy?.id)?.id ?? '' } },
     });
     expect(byPipeline?.elements.map((e) => e.id)).toEqual([copy?.id]);
+    // And the other way: the pipelines of one event.
+    for (const event of [original, copy]) {
+      const { data: started } = await client.GET('/pipelines', {
+        params: { query: { event_id: event?.id ?? '' } },
+      });
+      expect(started?.elements.map((p) => p.event_id)).toEqual([event?.id]);
+    }
+    const { data: none } = await client.GET('/pipelines', {
+      params: { query: { event_id: '2Fv9zQx0bY3kLmN8pQrStUvWxYz' } },
+    });
+    expect(none?.elements).toEqual([]);
   });
 
   it("replays a command's event with the same parameters", async () => {

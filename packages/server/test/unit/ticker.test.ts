@@ -109,7 +109,7 @@ function world(start: string, clock?: () => Date) {
         .map((event) => event.event_time)
         .sort();
     },
-    pipelines: () => all((request) => store.pipelines.list(project.id, undefined, request)),
+    pipelines: () => all((request) => store.pipelines.list(project.id, {}, request)),
     /** Opens the database file directly: for what the API cannot do yet (disabling). */
     sql: (statement: string, ...parameters: unknown[]) => {
       const db = openDatabase(file);

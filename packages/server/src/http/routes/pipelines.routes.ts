@@ -7,7 +7,11 @@ import { pageRequest } from '../pagination.js';
 export function pipelineRoutes({ pipelines }: Services): Handlers {
   return {
     listPipelines(req, res) {
-      res.json(pipelines.list(projectOf(res), req.query.status as Status | undefined, pageRequest(req)));
+      const filters = {
+        status: req.query.status as Status | undefined,
+        eventId: req.query.event_id as string | undefined,
+      };
+      res.json(pipelines.list(projectOf(res), filters, pageRequest(req)));
     },
     getPipeline(req, res) {
       res.json(pipelines.get(projectOf(res), req.params.id as string));
