@@ -15,6 +15,8 @@ export interface ServeConfig {
   abortGraceMs: number;
   stopDeadlineMs: number;
   stepOutputLimitBytes: number;
+  /** Seconds an attempt of a task without a timeout of its own may run; undefined: no limit. */
+  taskTimeoutSeconds: number | undefined;
   /** Requests per second per API key, with bursts of twice that; 0 turns the limit off. */
   rateLimitPerSecond: number;
   bodyLimitBytes: number;
@@ -58,6 +60,11 @@ Options (each also read from the environment variable named beside it):
                         stopped (PIPEWRIGHT_STOP_DEADLINE, default 30)
   --step-output-limit BYTES
                         output kept per step (PIPEWRIGHT_STEP_OUTPUT_LIMIT, default 1048576)
+  --task-timeout SECONDS|off
+                        how long an attempt of a task without a timeout of its own may
+                        run (1 to 604800) before its step is stopped, as --abort-grace
+                        says, and the attempt fails (PIPEWRIGHT_TASK_TIMEOUT, default
+                        21600: 6 hours)
   --rate-limit N        requests per second per API key, bursts of 2N; 0 turns it off
                         (PIPEWRIGHT_RATE_LIMIT, default 100)
   --body-limit BYTES    largest request body (PIPEWRIGHT_BODY_LIMIT, default 1048576)
@@ -127,6 +134,7 @@ function parse(argv: string[]) {
       'abort-grace': { type: 'string' },
       'stop-deadline': { type: 'string' },
       'step-output-limit': { type: 'string' },
+      'task-timeout': { type: 'string' },
       'rate-limit': { type: 'string' },
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
@@ -193,6 +201,9 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
       'PIPEWRIGHT_STEP_OUTPUT_LIMIT',
       1024 * 1024,
     ),
+    taskTimeoutSeconds: taskTimeoutOf(
+      (values['task-timeout'] as string | undefined) ?? env.PIPEWRIGHT_TASK_TIMEOUT,
+    ),
     rateLimitPerSecond: count(values, env, 'rate-limit', 'PIPEWRIGHT_RATE_LIMIT', 100),
     bodyLimitBytes: count(values, env, 'body-limit', 'PIPEWRIGHT_BODY_LIMIT', 1024 * 1024),
     requestTimeoutMs:
@@ -220,6 +231,16 @@ function days(
   // At most 100 years, the bound of a pipeline's own retention.
   if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 36500) {
     throw new UsageError(`--${flag} wants a number of days (1 to 36500) or off, not ${raw}`);
+  }
+  return Number(raw);
+}
+
+/** Seconds (1 to 604800, the bound of a task's own timeout), or `off`; 6 hours by default. */
+function taskTimeoutOf(raw: string | undefined): number | undefined {
+  if (raw === undefined) return 6 * 3600;
+  if (raw === 'off') return undefined;
+  if (!/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > 604800) {
+    throw new UsageError(`--task-timeout wants a number of seconds (1 to 604800) or off, not ${raw}`);
   }
   return Number(raw);
 }

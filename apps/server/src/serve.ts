@@ -55,6 +55,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       maxRunningTasks: config.maxRunningTasks,
       graceMs: config.abortGraceMs,
       outputLimitBytes: config.stepOutputLimitBytes,
+      defaultTaskTimeoutSeconds: config.taskTimeoutSeconds,
       workRoot: workRoot.dir,
       taskBinDir,
       taskUsers: taskUsers?.range,

@@ -10,31 +10,47 @@ import { DEFAULT_SEARCH_PATH, findExecutable, isExecutableFile } from './executa
 import { OutputCapture } from './output.js';
 import { errorMessage, type ProcessEnd, runProcess } from './process.js';
 import { removeScript, scriptArgv, shebangInterpreter, writeScript } from './script.js';
-import type { RunOutcome, RunRequest, Step, StepResult } from './types.js';
+import { passedTimeout, withTimeout } from './timeouts.js';
+import type { RunOutcome, RunRequest, Step, StepResult, TaskTimeout } from './types.js';
 
 type Engine = { engine: ContainerEngine; path: string } | undefined;
 type Launch = { argv: string[] } | { problem: string };
 
 /**
  * Runs the steps in order; the first that does not succeed ends the run, and later steps are neither
- * started nor reported. A step whose turn comes after the abort is not reported either.
+ * started nor reported. A step whose turn comes after the abort is not reported either. A timeout
+ * that passes stops the running step as an abort does (the step after it, if it passed between
+ * two), and the run times out.
  */
 export async function runSteps(request: RunRequest): Promise<RunOutcome> {
   const searchPath = request.environment.PATH ?? DEFAULT_SEARCH_PATH;
   const engine = request.runtime.name === 'container' ? findEngine(searchPath, request.workDir) : undefined;
-  for (const [index, step] of request.steps.entries()) {
-    if (request.signal.aborted) return { outcome: 'aborted' };
-    const result = await runStep(request, step, index, searchPath, engine);
-    if (result.outcome === 'aborted') return { outcome: 'aborted' };
-    if (result.outcome !== 'succeeded') {
-      return { outcome: 'failed', stepIndex: index, message: failureMessage(step, index, result) };
+  const run = withTimeout(request.signal, request.timeout?.seconds, timeoutName(request.timeout));
+  try {
+    for (const [index, step] of request.steps.entries()) {
+      if (request.signal.aborted) return { outcome: 'aborted' };
+      const result = await runStep(request, run.signal, step, index, searchPath, engine);
+      if (result.outcome === 'aborted') return { outcome: 'aborted' };
+      if (result.outcome !== 'succeeded') {
+        const outcome = result.outcome === 'timed_out' ? 'timed_out' : 'failed';
+        return { outcome, stepIndex: index, message: failureMessage(step, index, result) };
+      }
     }
+    return { outcome: 'succeeded' };
+  } finally {
+    run.clear();
   }
-  return { outcome: 'succeeded' };
 }
 
+/** How failure messages name the run's timeout. */
+function timeoutName(timeout: TaskTimeout | undefined): string {
+  return timeout?.source === 'server' ? "the server's default task timeout" : "the task's timeout";
+}
+
+/** `runSignal` is the request's signal, aborted also when the task's timeout passes. */
 async function runStep(
   request: RunRequest,
+  runSignal: AbortSignal,
   step: Step,
   index: number,
   searchPath: string,
@@ -43,6 +59,8 @@ async function runStep(
   const { sink } = request;
   sink.stepStarted(index, new Date());
   const output = new OutputCapture(request.outputLimitBytes, (text) => sink.stepOutput(index, text));
+  const limited = withTimeout(runSignal, step.timeout, "the step's timeout");
+  const { signal } = limited;
   try {
     const launch = await prepareLaunch(request, step, index, searchPath, engine).catch(
       (error: unknown): Launch => ({ problem: errorMessage(error) }),
@@ -50,27 +68,28 @@ async function runStep(
     let result: StepResult;
     if ('problem' in launch) {
       result = { outcome: 'not_started', outputTruncated: false, message: launch.problem };
-    } else if (request.signal.aborted) {
-      // Aborted while the step was being prepared.
-      result = { outcome: 'aborted', outputTruncated: false };
+    } else if (signal.aborted) {
+      // Aborted, or out of time, while the step was being prepared.
+      result = timedOut({ outcome: 'aborted', outputTruncated: false }, signal);
     } else {
       const end = await runProcess({
         argv: launch.argv,
         environment: request.environment,
         cwd: request.workDir,
         user: request.user,
-        signal: request.signal,
+        signal,
         graceMs: request.graceMs,
         outputLimitBytes: request.outputLimitBytes,
         onOutput: (chunk) => output.write(chunk),
         onSpawn: (pid, identity) => sink.processStarted?.(index, pid, identity),
       });
       output.end();
-      result = stepResult(end, output.truncated);
+      result = timedOut(stepResult(end, output.truncated), signal);
     }
     sink.stepEnded(index, result, new Date());
     return result;
   } finally {
+    limited.clear();
     if (step.code !== undefined) removeScript(request.scriptDir, index);
   }
 }
@@ -148,6 +167,13 @@ function stepResult(end: ProcessEnd, outputTruncated: boolean): StepResult {
         message: `was killed by signal ${end.signal}`,
       };
   }
+}
+
+/** A step stopped because a timeout passed, rather than by an abort: it timed out, saying which timeout. */
+function timedOut(result: StepResult, signal: AbortSignal): StepResult {
+  const passed = passedTimeout(signal);
+  if (result.outcome !== 'aborted' || !passed) return result;
+  return { ...result, outcome: 'timed_out', message: `timed out: ${passed.timeout} passed` };
 }
 
 /** 'step 2 "Build" exited with status 3', 'step 1 could not start: command not found: foo'. */

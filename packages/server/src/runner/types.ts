@@ -6,6 +6,15 @@ export interface Step {
   command?: string;
   arguments?: string[];
   code?: string;
+  /** Seconds the step may run: then it is stopped as an abort stops it, and the run times out. */
+  timeout?: number;
+}
+
+/** Seconds an attempt of a task may run, and whose limit it is (failure messages name it). */
+export interface TaskTimeout {
+  seconds: number;
+  /** The task's own `timeout`, or the server's default. */
+  source: 'task' | 'server';
 }
 
 export type Runtime = { name: 'local' } | { name: 'container'; image: string };
@@ -33,6 +42,8 @@ export interface RunRequest {
   /** Aborting it stops the run: SIGTERM to the step's whole process group, SIGKILL after graceMs. */
   signal: AbortSignal;
   graceMs: number;
+  /** Once it passes, the running step is stopped as an abort stops it, and the run times out. */
+  timeout?: TaskTimeout | undefined;
   /** Output kept per step, in bytes; past it the output is cut and marked truncated. */
   outputLimitBytes: number;
   sink: RunSink;
@@ -56,18 +67,25 @@ export interface RunSink {
 }
 
 export interface StepResult {
-  outcome: 'succeeded' | 'failed' | 'killed' | 'aborted' | 'not_started';
+  /** `timed_out`: stopped as `aborted` is, because its step's or its task's timeout passed. */
+  outcome: 'succeeded' | 'failed' | 'killed' | 'aborted' | 'timed_out' | 'not_started';
   /** When the process exited by itself. */
   exitCode?: number;
   /** When it was killed by a signal. */
   signal?: string;
   outputTruncated: boolean;
-  /** Why it failed: "exited with status 3", "was killed by signal SIGSEGV"; not_started: "command not found: foo". */
+  /**
+   * Why it failed: "exited with status 3", "was killed by signal SIGSEGV"; not_started: "command not
+   * found: foo"; timed_out: "timed out: the step's timeout of 1 s passed".
+   */
   message?: string;
 }
 
 export type RunOutcome =
   | { outcome: 'succeeded' }
-  /** `message` names the step and why it failed: 'step 2 "Build" exited with status 3'. */
-  | { outcome: 'failed'; stepIndex: number; message: string }
+  /**
+   * `message` names the step and why it failed: 'step 2 "Build" exited with status 3', or which
+   * timeout passed: 'step 2 "Build" timed out: the task\'s timeout of 10 min passed'.
+   */
+  | { outcome: 'failed' | 'timed_out'; stepIndex: number; message: string }
   | { outcome: 'aborted' };

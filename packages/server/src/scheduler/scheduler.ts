@@ -5,7 +5,7 @@ import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
 import { spawner } from '../runner/spawner.js';
 import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-users.js';
-import type { RunOutcome, RunRequest, Runtime } from '../runner/types.js';
+import type { RunOutcome, RunRequest, Runtime, TaskTimeout } from '../runner/types.js';
 import { completeInstantiations, type WorkNotifier } from '../services/index.js';
 import type { Store } from '../store/index.js';
 import { type Attempt, createAttemptDirectories } from './attempt-directories.js';
@@ -28,6 +28,8 @@ export interface SchedulerOptions {
   graceMs: number;
   /** Output kept per step. */
   outputLimitBytes: number;
+  /** Seconds an attempt of a task without a `timeout` of its own may run; none: no limit. */
+  defaultTaskTimeoutSeconds?: number | undefined;
   /** Where task working directories and context files are made. */
   workRoot: string;
   /** Programs the server gives its tasks (its `pipewright`): a directory first on their PATH. */
@@ -72,6 +74,13 @@ function runtimeOf(task: Task): Runtime {
   // Installs require an image for the container runtime.
   if (!runtime.parameters?.image) throw new Error('the container runtime has no image');
   return { name: 'container', image: runtime.parameters.image };
+}
+
+/** An attempt's time: the task's own timeout, else the server's default, if any. */
+function timeoutOf(task: Task, serverDefault: number | undefined): TaskTimeout | undefined {
+  const own = task.spec.data.timeout;
+  if (own !== undefined) return { seconds: own, source: 'task' };
+  return serverDefault === undefined ? undefined : { seconds: serverDefault, source: 'server' };
 }
 
 /**
@@ -259,6 +268,7 @@ export function createScheduler(
         user,
         signal,
         graceMs: options.graceMs,
+        timeout: timeoutOf(task, options.defaultTaskTimeoutSeconds),
         outputLimitBytes: options.outputLimitBytes,
         sink: recorder,
       });
@@ -266,13 +276,14 @@ export function createScheduler(
       outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${String(error)}` };
     }
     // An aborted run was stopped by a pipeline abort (already recorded: this changes
-    // nothing) or by a server stop, which ends the attempt as a restart would.
+    // nothing) or by a server stop, which ends the attempt as a restart would. A run that timed
+    // out failed, and is retried as any failure is.
     const end =
       outcome.outcome === 'succeeded'
         ? ({ outcome: 'succeeded' } as const)
         : ({
             outcome: 'failed',
-            message: outcome.outcome === 'failed' ? outcome.message : INTERRUPTED_BY_STOP,
+            message: outcome.outcome === 'aborted' ? INTERRUPTED_BY_STOP : outcome.message,
           } as const);
     // The attempt's last step, its end and the claim of a task in its place: one commit, and
     // the next task starts without waiting for a turn of the loop.

@@ -13,6 +13,8 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
   killed: 'failed',
   not_started: 'failed',
   aborted: 'aborted',
+  // Stopped as an abort stops a step, but the task fails: so does the step.
+  timed_out: 'failed',
 };
 
 /**
