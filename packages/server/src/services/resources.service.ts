@@ -100,12 +100,25 @@ export function createResourceService(
     return { plan, triggersChanged };
   }
 
-  function stagedChanges(plan: InstallationPlan<ResourceSpec>, now: Date): StagedChange[] {
-    return [
-      ...plan.delete.map((id): StagedChange => ({ change: 'delete', id })),
-      ...plan.update.map(({ id, spec }): StagedChange => ({ change: 'update', id, spec })),
-      ...plan.create.map((spec): StagedChange => ({ change: 'create', id: newId(now), spec })),
-    ];
+  /** The changes of `plan`, deletions first; each creation gets its id as it is staged. */
+  function* stagedChanges(plan: InstallationPlan<ResourceSpec>, now: Date): Generator<StagedChange> {
+    for (const id of plan.delete) yield { change: 'delete', id };
+    for (const { id, spec } of plan.update) yield { change: 'update', id, spec };
+    for (const spec of plan.create) yield { change: 'create', id: newId(now), spec };
+  }
+
+  /** Stages the changes of `plan` a batch at a time, with turns of the event loop between. */
+  async function stage(installation: string, plan: InstallationPlan<ResourceSpec>, now: Date) {
+    const yieldSometimes = timeSlicer();
+    let batch: StagedChange[] = [];
+    for (const change of stagedChanges(plan, now)) {
+      batch.push(change);
+      if (batch.length < BATCH) continue;
+      store.resources.stage(installation, batch);
+      batch = [];
+      await yieldSometimes();
+    }
+    store.resources.stage(installation, batch);
   }
 
   // Installations of a project run one at a time, each planned against what the previous one
@@ -141,13 +154,8 @@ export function createResourceService(
         const { plan, triggersChanged } = await planAgainstInstalled(project.id, valid);
         const now = clock();
         const installation = newId(now);
-        const changes = stagedChanges(plan, now);
         try {
-          const yieldSometimes = timeSlicer();
-          for (let start = 0; start < changes.length; start += BATCH) {
-            await yieldSometimes();
-            store.resources.stage(installation, changes.slice(start, start + BATCH));
-          }
+          await stage(installation, plan, now);
           store.transaction(() => {
             // Looked up again: the project may have been deleted while the set was staged.
             projects.get(principal, projectId);
