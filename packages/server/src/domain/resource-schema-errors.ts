@@ -63,16 +63,54 @@ export function oneOfShape(branches: unknown): Shape | undefined {
 
 const within = (path: string, base: string) => path === base || path.startsWith(`${base}/`);
 
+/** An error as the validator reports it in verbose mode: with the schema holding its keyword. */
+type LocatedError = SchemaError & { parentSchema?: unknown };
+
+/** The schema at these tokens of a schema path inside `schema`, through inline schemas only. */
+function schemaAt(schema: unknown, tokens: string[]): unknown {
+  return tokens.reduce<unknown>(
+    (node, token) => (typeof node === 'object' && node !== null ? (node as Schema)[token] : undefined),
+    schema,
+  );
+}
+
 /**
  * The index of the branch of `oneOf` an error was found in, if any. Branches are inline
  * schemas (a unit test holds the spec to that), compiled with their `oneOf`, so the schema
- * path of their errors extends the one of the `oneOf`.
+ * path of their errors extends the one of the `oneOf`. Schema paths start again in each
+ * referenced schema, so a path that looks like the `oneOf`'s may be another schema's own
+ * (TimeSchedule's `#/oneOf/2/...` inside TriggerData's `#/oneOf`): it is the `oneOf`'s only
+ * when it leads, through the branch, to the schema the error comes from.
  */
-function branchOf(error: SchemaError, oneOf: SchemaError): number | undefined {
+function branchOf(error: LocatedError, oneOf: SchemaError): number | undefined {
   const prefix = `${oneOf.schemaPath}/`;
   if (error === oneOf || !within(error.instancePath, oneOf.instancePath)) return undefined;
   if (!error.schemaPath.startsWith(prefix)) return undefined;
-  return Number.parseInt(error.schemaPath.slice(prefix.length), 10);
+  const [index = '', ...rest] = error.schemaPath.slice(prefix.length).split('/');
+  const branch = Number.parseInt(index, 10);
+  const reached = schemaAt((oneOf.schema as unknown[] | undefined)?.[branch], rest.slice(0, -1));
+  if (error.parentSchema !== undefined && reached !== undefined && reached !== error.parentSchema)
+    return undefined;
+  return branch;
+}
+
+/**
+ * Whether an error that no branch's path leads to comes from a schema that a branch other than
+ * `chosen` references for a member (TimeSchedule, the `parameters` of a time trigger, for the
+ * `parameters` of a webhook trigger): such an error says what the value is not, for a branch
+ * the author did not mean.
+ */
+function fromReferenceOfOtherBranch(error: LocatedError, oneOf: SchemaError, chosen: number): boolean {
+  const branches = (oneOf.schema ?? []) as Schema[];
+  const [member] = error.instancePath.slice(oneOf.instancePath.length + 1).split('/');
+  if (!member || !within(error.instancePath, oneOf.instancePath)) return false;
+  const referenceIn = (branch: Schema | undefined) =>
+    (branch?.properties as Schema | undefined)?.[member] as { $ref?: unknown } | undefined;
+  const own = referenceIn(branches[chosen])?.$ref;
+  return branches.some((branch, index) => {
+    const reference = referenceIn(branch)?.$ref;
+    return index !== chosen && typeof reference === 'string' && reference !== own;
+  });
 }
 
 type Verdict =
@@ -101,7 +139,7 @@ function judge(shape: Shape, data: unknown): Verdict {
  * Turns the errors of one validation into what a person reads: one JsvError per problem,
  * pointing at the member at fault, with pointers relative to the validated value.
  */
-export function explainSchemaErrors(errors: SchemaError[]): JsvError[] {
+export function explainSchemaErrors(errors: LocatedError[]): JsvError[] {
   const dropped = new Set<SchemaError>();
   const contexts = new Map<SchemaError, string>();
   const replaced = new Map<SchemaError, JsvError>();
@@ -118,7 +156,16 @@ export function explainSchemaErrors(errors: SchemaError[]): JsvError[] {
     else dropped.add(oneOf);
     for (const error of errors) {
       const branch = branchOf(error, oneOf);
-      if (branch === undefined) continue;
+      if (branch === undefined) {
+        if (
+          'branch' in verdict &&
+          error !== oneOf &&
+          fromReferenceOfOtherBranch(error, oneOf, verdict.branch)
+        ) {
+          dropped.add(error);
+        }
+        continue;
+      }
       if ('branch' in verdict && branch === verdict.branch) {
         contexts.set(error, verdict.context); // an inner oneOf, judged later, says it more precisely
       } else {

@@ -325,9 +325,20 @@ describe('validate (the schema of a spec, chosen by its type)', () => {
       [{ pointer: '/data/event', reason: 'must be "tick" when connector is "time"' }],
     ],
     [
+      'a webhook trigger of an unknown sender, with its secret in clear',
+      timeTrigger({ connector: 'webhook', event: 'push', parameters: { sender: 'bitbucket', secret: 's' } }),
+      [
+        { pointer: '/data/parameters/secret', reason: 'is an unknown member when connector is "webhook"' },
+        {
+          pointer: '/data/parameters/sender',
+          reason: 'must be "github", "gitlab" or "generic" when connector is "webhook"',
+        },
+      ],
+    ],
+    [
       'an unknown connector',
       timeTrigger({ connector: 'cron', parameters: { daily: {} } }),
-      [{ pointer: '/data/connector', reason: 'must be "custom" or "time"' }],
+      [{ pointer: '/data/connector', reason: 'must be "custom", "time" or "webhook"' }],
     ],
   ])('reports %s', (_case, spec, problems) => {
     expect(validate(spec)).toEqual(problems);

@@ -1,0 +1,169 @@
+import type { Schemas } from '@pipewright/types';
+import { hashSecret, makeSecret } from '../domain/api-keys.js';
+import { DomainError } from '../domain/errors.js';
+import { formatTime } from '../domain/time.js';
+import { filtersMatch } from '../domain/trigger-filters.js';
+import {
+  deliveryFingerprints,
+  deliveryKind,
+  proofProblem,
+  REPLAY_WINDOW_MS,
+  type WebhookDelivery,
+} from '../domain/webhook-deliveries.js';
+import type { Store, WebhookRecord } from '../store/index.js';
+import type { createEventService } from './events.service.js';
+
+type Project = Schemas['Project'];
+type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
+type WebhookTriggerData = Extract<TriggerSpec['data'], { connector: 'webhook' }>;
+/** The webhook of a trigger, but its path: where the API is served is http's to say. */
+type Webhook = Omit<Schemas['TriggerWebhook'], 'path'>;
+
+const describe = (record: WebhookRecord): Webhook => ({
+  trigger_id: record.trigger_id,
+  hook_id: record.hook_id,
+  secret_set: record.secret !== null,
+  ...(record.secret_update_time === null ? {} : { secret_update_time: record.secret_update_time }),
+});
+
+const unknownWebhook = (message: string, data?: Record<string, unknown>) =>
+  new DomainError('unknown_webhook', message, data);
+
+/** The trigger's spec when it is a trigger of connector `webhook`. */
+function webhookSpec(resource: Schemas['Resource'] | undefined) {
+  const spec = resource?.spec;
+  return spec?.type === 'trigger' && spec.data.connector === 'webhook'
+    ? (spec as TriggerSpec & { data: WebhookTriggerData })
+    : undefined;
+}
+
+/**
+ * The webhooks of triggers of connector `webhook`: their URLs and secrets, and the deliveries
+ * posted to them, which become events through the event service as custom events do.
+ */
+export function createWebhookService(
+  store: Store,
+  events: ReturnType<typeof createEventService>,
+  clock: () => Date,
+) {
+  /** The trigger's webhook, made in this transaction if it has none yet. */
+  const webhookOf = (project: Project, triggerId: string): WebhookRecord => {
+    if (!webhookSpec(store.resources.get(project.id, triggerId))) {
+      throw unknownWebhook(`no trigger of connector webhook has the id ${triggerId}`, { id: triggerId });
+    }
+    const existing = store.webhooks.ofTrigger(triggerId);
+    if (existing) return existing;
+    const hookId = makeSecret();
+    store.webhooks.insert(triggerId, hookId, hashSecret(hookId));
+    return { trigger_id: triggerId, hook_id: hookId, secret: null, secret_update_time: null };
+  };
+
+  return {
+    /** The trigger's webhook; the first read makes it. */
+    get(project: Project, triggerId: string): Webhook {
+      return describe(store.transaction(() => webhookOf(project, triggerId)));
+    },
+
+    /** Gives the trigger's webhook a new identifier: the old one is unknown from then on. */
+    renew(project: Project, triggerId: string): Webhook {
+      return store.transaction(() => {
+        const webhook = webhookOf(project, triggerId);
+        const hookId = makeSecret();
+        store.webhooks.renew(triggerId, hookId, hashSecret(hookId));
+        return describe({ ...webhook, hook_id: hookId });
+      });
+    },
+
+    setSecret(project: Project, triggerId: string, secret: string): Webhook {
+      return store.transaction(() => {
+        const webhook = webhookOf(project, triggerId);
+        const time = formatTime(clock());
+        store.webhooks.setSecret(triggerId, secret, time);
+        return describe({ ...webhook, secret, secret_update_time: time });
+      });
+    },
+
+    deleteSecret(project: Project, triggerId: string): void {
+      store.transaction(() => {
+        webhookOf(project, triggerId);
+        store.webhooks.setSecret(triggerId, null, null);
+      });
+    },
+
+    /**
+     * A delivery posted to the webhook `hookId`: checked (the webhook exists, the delivery is
+     * signed with its secret when the trigger wants it, it is not a replay), recorded, and, when
+     * the trigger accepts it, stored as an event of connector `webhook` that starts the
+     * trigger's pipelines.
+     */
+    async receive(hookId: string, delivery: WebhookDelivery): Promise<Schemas['TriggerWebhookDelivery']> {
+      const digest = hashSecret(hookId);
+      const target = store.webhooks.byDigest(digest);
+      const resource = target && store.resources.get(target.project_id, target.trigger_id);
+      const spec = webhookSpec(resource);
+      if (!target || !resource || !spec || target.org_disabled) {
+        throw unknownWebhook('no webhook has this identifier');
+      }
+      const { sender = 'generic', signed = true } = spec.data.parameters ?? {};
+      if (signed) {
+        if (target.secret === null) {
+          throw new DomainError(
+            'webhook_secret_not_set',
+            'the webhook requires signed deliveries and its secret is not set: set it with PUT /triggers/id/{id}/webhook/secret',
+          );
+        }
+        const problem = proofProblem(sender, target.secret, delivery);
+        if (problem) {
+          const message = problem.missing
+            ? `the delivery has no ${problem.header} header, which must prove it comes from the webhook's sender`
+            : `the ${problem.header} header does not match the webhook's secret`;
+          throw new DomainError('invalid_webhook_signature', message, { header: problem.header });
+        }
+      }
+
+      const { event } = spec.data;
+      const kind = deliveryKind(sender, delivery, event);
+      const refusal = resource.disabled
+        ? 'the trigger is disabled'
+        : kind !== event
+          ? `the trigger listens to ${event} deliveries, not ${kind ?? 'deliveries of no kind'}`
+          : !filtersMatch(spec.data.filters, delivery.data)
+            ? "the trigger's filters do not hold for this delivery"
+            : undefined;
+      const now = clock();
+      const fired = await events.fire(
+        target.org_id,
+        { connector: 'webhook', name: event, data: delivery.data },
+        refusal === undefined
+          ? [{ ref: { project_id: target.project_id, id: target.trigger_id }, data: spec.data }]
+          : [],
+        () => {
+          // Weighed again in the transaction that records it: the webhook may have been renewed
+          // or deleted meanwhile, and the same delivery may have come twice at once.
+          if (store.webhooks.byDigest(digest)?.trigger_id !== target.trigger_id) {
+            throw unknownWebhook('no webhook has this identifier');
+          }
+          const recorded = store.webhooks.recordDelivery(
+            target.trigger_id,
+            deliveryFingerprints(sender, delivery),
+            formatTime(now),
+            formatTime(new Date(now.getTime() - REPLAY_WINDOW_MS)),
+          );
+          if (!recorded) {
+            throw new DomainError(
+              'duplicate_webhook_delivery',
+              'this delivery (the same identifier or body) was received less than 24 hours ago',
+            );
+          }
+        },
+      );
+      const [first] = fired;
+      if (first) return { accepted: true, event_id: first.event.id, pipeline_ids: first.pipelineIds };
+      return {
+        accepted: false,
+        pipeline_ids: [],
+        reason: refusal ?? 'the trigger changed while the delivery was received',
+      };
+    },
+  };
+}
