@@ -1,8 +1,11 @@
 // npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
 // its bare baseline in the same run, prints the medians and ratios, and writes them to
-// bench/results.json. Names: http events latency scheduler install pagination memory purge.
+// bench/results.json. Names: http events latency scheduler install pagination memory purge stall streams
+// dashboard container.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
+import { containerStart } from './benchmarks/container.js';
+import { dashboard } from './benchmarks/dashboard.js';
 import { deepPagination } from './benchmarks/deep-pagination.js';
 import { eventIngestion } from './benchmarks/event-ingestion.js';
 import { executeLatency } from './benchmarks/execute-latency.js';
@@ -11,6 +14,7 @@ import { memory } from './benchmarks/memory.js';
 import { purge } from './benchmarks/purge.js';
 import { resourceInstall } from './benchmarks/resource-install.js';
 import { schedulerOverhead } from './benchmarks/scheduler-overhead.js';
+import { streams } from './benchmarks/streams.js';
 import { tenantStall } from './benchmarks/tenant-stall.js';
 import { type BigData, startWithBigData } from './lib/big-data.js';
 import { type Context, createContext, type Row } from './lib/context.js';
@@ -27,6 +31,9 @@ const BENCHMARKS: Record<string, Benchmark> = {
   memory: async (context, big) => memory(context, await big()),
   purge: (context) => purge(context),
   stall: (context) => tenantStall(context),
+  dashboard: async (context, big) => dashboard(context, await big()),
+  streams: (context) => streams(context),
+  container: (context) => containerStart(context),
 };
 
 function format(value: number | undefined, unit: string): string {

@@ -273,7 +273,10 @@ describe('web dashboard', () => {
 
   it('shows the organization and its accounts', async () => {
     await goToSection('Organization');
-    await page.getByRole('cell', { name: 'admin@localhost' }).waitFor(WAIT);
+    await page
+      .getByRole('table', { name: 'Accounts of the organization' })
+      .getByRole('cell', { name: 'admin@localhost' })
+      .waitFor(WAIT);
     await expectAccessible('organization');
   });
 

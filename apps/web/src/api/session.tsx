@@ -9,6 +9,8 @@ import { createContext, type ReactNode, useCallback, useContext, useMemo, useSta
 export interface Session {
   account: Schemas['Account'];
   organization: Schemas['Organization'];
+  /** The id of the key in use (`pwk_<id>_<secret>`, as ApiKey documents it): the keys list marks it. */
+  keyId: string;
   /** A client of the API on this origin, without a project. */
   client: ApiClient;
   /** A client that sends the project header of this project. */
@@ -39,6 +41,7 @@ async function openSession(apiKey: string): Promise<Session> {
   return {
     account,
     organization,
+    keyId: apiKey.split('_')[1] ?? '',
     client,
     projectClient(projectId) {
       let projectClient = projectClients.get(projectId);

@@ -1,8 +1,10 @@
 import type { Schemas } from '@pipewright/client';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { useSearchParams } from 'wouter';
 import { firstElements } from '../api/data.js';
 import { useLiveQuery } from '../api/live.js';
+import { filtersFrom, type PipelineFilterValues, pipelineQuery } from '../api/pipeline-filters.js';
 import { useProject } from '../api/project.js';
 import { ConfirmButton } from '../ui/confirm.js';
 import { ErrorNotice, Loading } from '../ui/notices.js';
@@ -13,35 +15,54 @@ import { isActive, STATUSES } from '../ui/status.js';
 type Status = Schemas['PipelineStatus'];
 const STEP = 100;
 
+/** The resources of one type of the project (the Resources view reads the same query). */
+function useResources(type: 'trigger' | 'command' | 'pipeline') {
+  const { project, client } = useProject();
+  return useQuery({
+    queryKey: ['resources', project.id, type],
+    queryFn: () => firstElements(client, '/resources', { type, size: 100 }, 1000),
+  });
+}
+
 /**
- * Pipelines, newest first. The status filter is the API's; the name and date filters apply
- * to the newest pipelines loaded (the API filters neither), which "Show more" extends.
+ * Pipelines, newest first, filtered by the server (status, name, trigger, command, days of
+ * creation). The filters live in the URL query: a filtered view can be shared.
  */
 export function PipelinesPage() {
   const { project, client } = useProject();
   const queries = useQueryClient();
-  const [status, setStatus] = useState<Status | ''>('');
-  const [name, setName] = useState('');
-  const [since, setSince] = useState('');
+  const [search, setSearch] = useSearchParams();
+  const filters = filtersFrom(search);
   const [limit, setLimit] = useState(STEP);
   const [selected, setSelected] = useState<Set<string>>(new Set());
+  const pipelineNames = useResources('pipeline');
+  const triggers = useResources('trigger');
+  const commands = useResources('command');
+  const query = pipelineQuery(filters);
   const list = useLiveQuery({
-    queryKey: ['pipelines', project.id, 'list', status, limit],
+    queryKey: ['pipelines', project.id, 'list', query, limit],
     queryFn: () =>
       firstElements(
         client,
         '/pipelines',
-        { sort: 'creation_time', order: 'desc', size: 100, ...(status ? { status } : {}) },
+        { sort: 'creation_time', order: 'desc', size: 100, ...query },
         limit,
       ),
     live: (pipelines) => pipelines?.some((p) => isActive(p.status)) ?? false,
   });
-  const sinceTime = since ? new Date(`${since}T00:00:00`).getTime() : undefined;
-  const shown = (list.data ?? []).filter(
-    (p) =>
-      p.name.toLowerCase().includes(name.trim().toLowerCase()) &&
-      (sinceTime === undefined || Date.parse(p.creation_time) >= sinceTime),
-  );
+  const setFilter = (name: keyof PipelineFilterValues, value: string) => {
+    setLimit(STEP);
+    setSearch(
+      (current) => {
+        const next = new URLSearchParams(current);
+        if (value) next.set(name, value);
+        else next.delete(name);
+        return next;
+      },
+      { replace: true },
+    );
+  };
+  const shown = list.data ?? [];
   const failedSelected = shown.filter((p) => p.status === 'failed' && selected.has(p.id));
   const restartFailed = async () => {
     for (const pipeline of failedSelected) {
@@ -50,13 +71,17 @@ export function PipelinesPage() {
     setSelected(new Set());
     await queries.invalidateQueries({ queryKey: ['pipelines', project.id] });
   };
+  const filtered = Object.keys(query).length > 0;
   return (
     <>
       <PageTitle title={`Pipelines · ${project.name}`}>Pipelines</PageTitle>
       <form className="filters" onSubmit={(event) => event.preventDefault()}>
         <label>
           Status
-          <select value={status} onChange={(event) => setStatus(event.target.value as Status | '')}>
+          <select
+            value={filters.status}
+            onChange={(event) => setFilter('status', event.target.value as Status | '')}
+          >
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -66,12 +91,56 @@ export function PipelinesPage() {
           </select>
         </label>
         <label>
-          Name contains
-          <input type="search" value={name} onChange={(event) => setName(event.target.value)} />
+          Pipeline name
+          <input
+            type="search"
+            list="pipeline-names"
+            value={filters.name}
+            onChange={(event) => setFilter('name', event.target.value.trim())}
+          />
+          <datalist id="pipeline-names">
+            {pipelineNames.data?.map((resource) => (
+              <option key={resource.id} value={resource.spec.name} />
+            ))}
+          </datalist>
         </label>
         <label>
-          Created since
-          <input type="date" value={since} onChange={(event) => setSince(event.target.value)} />
+          Trigger
+          <select value={filters.trigger} onChange={(event) => setFilter('trigger', event.target.value)}>
+            <option value="">any</option>
+            {triggers.data?.map((resource) => (
+              <option key={resource.id} value={resource.id}>
+                {resource.spec.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Command
+          <select value={filters.command} onChange={(event) => setFilter('command', event.target.value)}>
+            <option value="">any</option>
+            {commands.data?.map((resource) => (
+              <option key={resource.id} value={resource.id}>
+                {resource.spec.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Created from
+          <input
+            type="date"
+            value={filters.since}
+            onChange={(event) => setFilter('since', event.target.value)}
+          />
+        </label>
+        <label>
+          Created until
+          <input
+            type="date"
+            value={filters.until}
+            onChange={(event) => setFilter('until', event.target.value)}
+          />
         </label>
       </form>
       <div className="actions">
@@ -89,7 +158,7 @@ export function PipelinesPage() {
       {list.data && (
         <>
           <PipelineTable
-            caption={`${shown.length} of the ${list.data.length} newest pipelines${status ? ` ${status}` : ''}`}
+            caption={`The ${shown.length} newest pipelines${filtered ? ' matching the filters' : ''}`}
             pipelines={shown}
             selected={selected}
             onSelect={(id, on) =>
@@ -101,7 +170,7 @@ export function PipelinesPage() {
               })
             }
           />
-          {list.data.length >= limit && (
+          {shown.length >= limit && (
             <button type="button" onClick={() => setLimit(limit + STEP)}>
               Show more
             </button>

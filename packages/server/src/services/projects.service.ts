@@ -4,17 +4,12 @@ import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Principal } from '../domain/principal.js';
 import type { Store } from '../store/index.js';
+import { requireAdmin } from './permissions.js';
 
 type Project = Schemas['Project'];
 
 function unknownProject(key: string, value: string): DomainError {
   return new DomainError('unknown_project', `no project with ${key} ${value}`, { [key]: value });
-}
-
-function requireAdmin(principal: Principal, action: string): void {
-  if (principal.role !== 'admin') {
-    throw new DomainError('permission_denied', `only admin accounts can ${action} projects`);
-  }
 }
 
 export function createProjectService(store: Store) {
@@ -33,20 +28,20 @@ export function createProjectService(store: Store) {
     list: (principal: Principal, request: PageRequest): Page<Project> =>
       store.projects.list(principal.orgId, request),
     create(principal: Principal, name: string): Project {
-      requireAdmin(principal, 'create');
+      requireAdmin(principal, 'create projects');
       const project = { id: newId(), org_id: principal.orgId, name };
       store.projects.insert(project);
       return project;
     },
     rename(principal: Principal, id: string, name: string): Project {
-      requireAdmin(principal, 'rename');
+      requireAdmin(principal, 'rename projects');
       return store.transaction(() => {
         if (!store.projects.rename(principal.orgId, id, name)) throw unknownProject('id', id);
         return get(principal, id);
       });
     },
     delete(principal: Principal, id: string): void {
-      requireAdmin(principal, 'delete');
+      requireAdmin(principal, 'delete projects');
       if (!store.projects.delete(principal.orgId, id)) throw unknownProject('id', id);
     },
   };

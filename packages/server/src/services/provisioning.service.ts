@@ -1,9 +1,9 @@
 import type { Schemas } from '@pipewright/types';
-import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
+import { addAccount, issueApiKey } from './credentials.js';
 
 type Role = Schemas['Account']['role'];
 
@@ -11,36 +11,12 @@ export const DEFAULT_ORGANIZATION = 'default';
 export const DEFAULT_ADMIN_EMAIL = 'admin@localhost';
 
 /**
- * Organizations, accounts and keys are made by the server program (first start and admin
- * commands), not through the API. Each call returns the new key, which is never stored.
+ * Organizations are made by the server program (first start and admin commands), and so are
+ * the first accounts and keys of an organization. Each call returns the new key, which is
+ * never stored.
  */
 export function createProvisioningService(store: Store, clock: () => Date) {
-  const issueKey = (accountId: string): string => {
-    const id = newId(clock());
-    const secret = makeSecret();
-    store.apiKeys.insert({
-      id,
-      account_id: accountId,
-      secret_hash: hashSecret(secret),
-      creation_time: formatTime(clock()),
-    });
-    return formatKey({ kind: 'account', id, secret });
-  };
-
-  const addAccount = (orgId: string, email: string, role: Role): string => {
-    if (store.accounts.getByEmail(email)) {
-      throw new DomainError('duplicate_account', `an account with email address ${email} already exists`);
-    }
-    const id = newId(clock());
-    store.accounts.insert({
-      id,
-      org_id: orgId,
-      creation_time: formatTime(clock()),
-      email_address: email,
-      role,
-    });
-    return id;
-  };
+  const issueKey = (accountId: string): string => issueApiKey(store, clock, accountId).key;
 
   const createOrganization = (name: string, adminEmail: string): { orgId: string; apiKey: string } =>
     store.transaction(() => {
@@ -54,7 +30,10 @@ export function createProvisioningService(store: Store, clock: () => Date) {
         creation_time: formatTime(clock()),
         contact_email_address: adminEmail,
       });
-      return { orgId, apiKey: issueKey(addAccount(orgId, adminEmail, 'admin')) };
+      return {
+        orgId,
+        apiKey: issueKey(addAccount(store, clock, { orgId, email: adminEmail, role: 'admin' })),
+      };
     });
 
   return {
@@ -63,7 +42,7 @@ export function createProvisioningService(store: Store, clock: () => Date) {
       store.transaction(() => {
         const org = store.organizations.getByName(organization);
         if (!org) throw new DomainError('unknown_organization', `no organization named ${organization}`);
-        return issueKey(addAccount(org.id, email, role));
+        return issueKey(addAccount(store, clock, { orgId: org.id, email, role }));
       }),
     createApiKey: (email: string): string =>
       store.transaction(() => {

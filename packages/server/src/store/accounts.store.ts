@@ -39,14 +39,18 @@ export interface NewAccount {
   creation_time: string;
   email_address: string;
   role: Account['role'];
+  name?: string | undefined;
 }
 
 export function createAccountStore(db: Db) {
   const byId = db.prepare<[string, string], AccountRow>('SELECT * FROM accounts WHERE org_id = ? AND id = ?');
   const byEmail = db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email_address = ?');
   const insert = db.prepare(
-    `INSERT INTO accounts (id, org_id, creation_time, email_address, role)
-     VALUES (@id, @org_id, @creation_time, @email_address, @role)`,
+    `INSERT INTO accounts (id, org_id, creation_time, email_address, role, name)
+     VALUES (@id, @org_id, @creation_time, @email_address, @role, @name)`,
+  );
+  const setDisabled = db.prepare<{ org_id: string; id: string; disabled: number }>(
+    'UPDATE accounts SET disabled = @disabled WHERE org_id = @org_id AND id = @id AND disabled != @disabled',
   );
   const touchLogin = db.prepare(
     `UPDATE accounts SET last_login_time = @time
@@ -62,7 +66,11 @@ export function createAccountStore(db: Db) {
       return row && toAccount(row);
     },
     insert(account: NewAccount): void {
-      insert.run(account);
+      insert.run({ ...account, name: account.name ?? null });
+    },
+    /** Disables or enables account `id` of the organization; no write when it already is. */
+    setDisabled(orgId: string, id: string, disabled: boolean): void {
+      setDisabled.run({ org_id: orgId, id, disabled: disabled ? 1 : 0 });
     },
     list(orgId: string, request: PageRequest): Page<Account> {
       return paginate(db, {

@@ -65,6 +65,39 @@ function toPipeline(row: PipelineRow): Pipeline {
 export interface PipelineFilters {
   status?: Status | undefined;
   eventId?: string | undefined;
+  name?: string | undefined;
+  triggerId?: string | undefined;
+  commandId?: string | undefined;
+  /** Canonical UTC times (formatTime): created at or after `createdSince`, before `createdBefore`. */
+  createdSince?: string | undefined;
+  createdBefore?: string | undefined;
+}
+
+// Each filter's condition; each is served by an index that starts with (project_id, column)
+// or, for the period, by pipelines_by_project_creation_time (migration 016; the plans are
+// checked by test/unit/pipeline-queries.test.ts).
+const FILTER_CONDITIONS: Record<keyof PipelineFilters, string> = {
+  status: 'status = ?',
+  eventId: 'event_id = ?',
+  name: 'name = ?',
+  triggerId: 'trigger_id = ?',
+  commandId: 'command_id = ?',
+  createdSince: 'creation_time >= ?',
+  createdBefore: 'creation_time < ?',
+};
+
+/**
+ * The index a list must read when it is filtered by name, trigger or command. Without table
+ * statistics SQLite prefers an index that yields the sort order over one that narrows the rows,
+ * and would walk every pipeline of the project to find the few of one name. The event's own
+ * index (pipelines_by_event) narrows more: it is left to the planner.
+ */
+function filterIndex(filters: PipelineFilters): string | undefined {
+  if (filters.eventId !== undefined) return undefined;
+  if (filters.name !== undefined) return 'pipelines_by_project_name';
+  if (filters.triggerId !== undefined) return 'pipelines_by_project_trigger';
+  if (filters.commandId !== undefined) return 'pipelines_by_project_command';
+  return undefined;
 }
 
 export function createPipelineStore(db: Db) {
@@ -137,16 +170,14 @@ export function createPipelineStore(db: Db) {
     list(projectId: string, filters: PipelineFilters, request: PageRequest): Page<Pipeline> {
       const where = ['project_id = ?'];
       const params: unknown[] = [projectId];
-      if (filters.status !== undefined) {
-        where.push('status = ?');
-        params.push(filters.status);
+      for (const [filter, value] of Object.entries(filters)) {
+        if (value === undefined) continue;
+        where.push(FILTER_CONDITIONS[filter as keyof PipelineFilters]);
+        params.push(value);
       }
-      if (filters.eventId !== undefined) {
-        where.push('event_id = ?');
-        params.push(filters.eventId);
-      }
+      const index = filterIndex(filters);
       return paginate(db, {
-        table: 'pipelines',
+        table: index === undefined ? 'pipelines' : `pipelines INDEXED BY ${index}`,
         where,
         params,
         sorts: { id: 'id', event_time: 'event_time', creation_time: 'creation_time' },

@@ -98,3 +98,111 @@ describe('listAccounts', () => {
     expect(emails).toEqual([...emails].sort());
   });
 });
+
+describe('createAccount', () => {
+  it('creates an account in the organization of an admin, with no key yet, and answers 201', async () => {
+    const org = await organizationWith(0);
+    const email = `${uniqueName('robot')}@example.test`;
+    const admin = server.client(org.adminKey);
+    const { data, response } = await admin.POST('/accounts', {
+      body: { email_address: email, role: 'user', name: 'CI robot' },
+    });
+    expect(response.status).toBe(201);
+    const { data: me } = await admin.GET('/account');
+    expect(data).toMatchObject({ email_address: email, role: 'user', name: 'CI robot', disabled: false });
+    expect(data?.org_id).toBe(me?.org_id);
+    expect(data?.last_login_time).toBeUndefined();
+    const { data: read } = await admin.GET('/accounts/id/{id}', { params: { path: { id: data?.id ?? '' } } });
+    expect(read).toEqual(data);
+    const { data: keys } = await admin.GET('/api_keys', {
+      params: { query: { account_id: data?.id ?? '' } },
+    });
+    expect(keys?.elements).toEqual([]);
+  });
+
+  it('refuses a user account', async () => {
+    const org = await organizationWith(1);
+    await expect(
+      server.client(org.userKeys[0]).POST('/accounts', {
+        body: { email_address: `${uniqueName('x')}@example.test`, role: 'user' },
+      }),
+    ).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+  });
+
+  it('answers duplicate_account for an address taken in any organization', async () => {
+    const org = await organizationWith(0);
+    await expect(
+      server
+        .client(org.adminKey)
+        .POST('/accounts', { body: { email_address: 'admin@localhost', role: 'admin' } }),
+    ).rejects.toMatchObject({ status: 409, code: 'duplicate_account' });
+  });
+
+  it('refuses a malformed address, an unknown role and unknown members', async () => {
+    await expect(
+      server.client().POST('/accounts', {
+        body: { email_address: 'nobody', role: 'owner', disabled: true } as never,
+      }),
+    ).rejects.toMatchObject({ status: 400, code: 'invalid_request_body' });
+  });
+});
+
+describe('disableAccount', () => {
+  it('refuses every key of the account from the next request on, until it is enabled again', async () => {
+    const org = await organizationWith(1);
+    const userKey = org.userKeys[0] as string;
+    const user = server.client(userKey);
+    const { data: me } = await user.GET('/account');
+    const admin = server.client(org.adminKey);
+    const { data: disabled } = await admin.POST('/accounts/id/{id}/disable', {
+      params: { path: { id: me?.id ?? '' } },
+    });
+    expect(disabled).toMatchObject({ id: me?.id, disabled: true });
+    await expect(user.GET('/account')).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' });
+    const { data: enabled } = await admin.POST('/accounts/id/{id}/enable', {
+      params: { path: { id: me?.id ?? '' } },
+    });
+    expect(enabled).toMatchObject({ id: me?.id, disabled: false });
+    const { data: back } = await user.GET('/account');
+    expect(back?.id).toBe(me?.id);
+  });
+
+  it('refuses a user account, and an admin disabling itself', async () => {
+    const org = await organizationWith(1);
+    const { data: admin } = await server.client(org.adminKey).GET('/account');
+    await expect(
+      server
+        .client(org.userKeys[0])
+        .POST('/accounts/id/{id}/disable', { params: { path: { id: admin?.id ?? '' } } }),
+    ).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+    await expect(
+      server
+        .client(org.adminKey)
+        .POST('/accounts/id/{id}/disable', { params: { path: { id: admin?.id ?? '' } } }),
+    ).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+    const { data: still } = await server.client(org.adminKey).GET('/account');
+    expect(still?.disabled).toBe(false);
+  });
+
+  it("answers unknown_account for another organization's account", async () => {
+    const org = await organizationWith(0);
+    const { data: mine } = await server.client().GET('/account');
+    await expect(
+      server
+        .client(org.adminKey)
+        .POST('/accounts/id/{id}/disable', { params: { path: { id: mine?.id ?? '' } } }),
+    ).rejects.toMatchObject({ status: 404, code: 'unknown_account' });
+  });
+});
+
+describe('enableAccount', () => {
+  it('refuses a user account', async () => {
+    const org = await organizationWith(1);
+    const { data: me } = await server.client(org.userKeys[0]).GET('/account');
+    await expect(
+      server
+        .client(org.userKeys[0])
+        .POST('/accounts/id/{id}/enable', { params: { path: { id: me?.id ?? '' } } }),
+    ).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+  });
+});

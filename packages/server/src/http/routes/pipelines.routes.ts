@@ -1,4 +1,5 @@
 import type { Status } from '../../domain/execution.js';
+import { normalizeTime } from '../../domain/time.js';
 import type { Services } from '../../services/index.js';
 import { projectOf } from '../context.js';
 import type { Handlers } from '../dispatch.js';
@@ -7,9 +8,17 @@ import { pageRequest } from '../pagination.js';
 export function pipelineRoutes({ pipelines }: Services): Handlers {
   return {
     listPipelines(req, res) {
+      const query = req.query as Record<string, string | undefined>;
+      // Times are compared as stored: canonical UTC, whatever offset the client sent.
+      const time = (value: string | undefined) => (value === undefined ? undefined : normalizeTime(value));
       const filters = {
-        status: req.query.status as Status | undefined,
-        eventId: req.query.event_id as string | undefined,
+        status: query.status as Status | undefined,
+        eventId: query.event_id,
+        name: query.name,
+        triggerId: query.trigger_id,
+        commandId: query.command_id,
+        createdSince: time(query.creation_time_since),
+        createdBefore: time(query.creation_time_before),
       };
       res.json(pipelines.list(projectOf(res), filters, pageRequest(req)));
     },
