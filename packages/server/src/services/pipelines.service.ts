@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
-import { isFinished, type Status } from '../domain/execution.js';
+import { isFinished } from '../domain/execution.js';
 import { tasksToRerun } from '../domain/task-graph.js';
 import { formatTime } from '../domain/time.js';
 import type { PipelineFilters, Store } from '../store/index.js';
