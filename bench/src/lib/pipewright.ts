@@ -23,20 +23,27 @@ export interface Pipewright extends ServerProcess {
  * The real server program over plain HTTP (as the baselines), without a rate limit, its
  * logs drained: what a deployment behind a TLS proxy runs.
  */
-export async function startPipewright(dataDir: string, extra: string[] = []): Promise<Pipewright> {
-  const server = await startServer([
-    SERVER_BIN,
-    '--listen',
-    '127.0.0.1:0',
-    '--data-dir',
-    dataDir,
-    '--insecure-http',
-    '--rate-limit',
-    '0',
-    '--body-limit',
-    String(16 * 1024 * 1024),
-    ...extra,
-  ]);
+export async function startPipewright(
+  dataDir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Pipewright> {
+  const server = await startServer(
+    [
+      SERVER_BIN,
+      '--listen',
+      '127.0.0.1:0',
+      '--data-dir',
+      dataDir,
+      '--insecure-http',
+      '--rate-limit',
+      '0',
+      '--body-limit',
+      String(16 * 1024 * 1024),
+      ...extra,
+    ],
+    env,
+  );
   const apiKey = readFileSync(join(dataDir, 'admin-api-key'), 'utf8').trim();
   return {
     ...server,

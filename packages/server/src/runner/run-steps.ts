@@ -1,20 +1,35 @@
-import { resolve } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import {
   type ContainerEngine,
   containerCommand,
-  findEngine,
+  containerName,
+  envFile,
+  envFileName,
   invalidImageProblem,
   NO_ENGINE_MESSAGE,
 } from './container.js';
+import { removeContainer } from './container-removal.js';
 import { DEFAULT_SEARCH_PATH, findExecutable, isExecutableFile } from './executable.js';
 import { OutputCapture } from './output.js';
 import { errorMessage, type ProcessEnd, runProcess } from './process.js';
 import { removeScript, scriptArgv, shebangInterpreter, writeScript } from './script.js';
+import type { TaskUser } from './task-users.js';
 import { passedTimeout, withTimeout } from './timeouts.js';
-import type { RunOutcome, RunRequest, Step, StepResult, TaskTimeout } from './types.js';
+import type { ContainerRuntime, RunOutcome, RunRequest, Step, StepResult, TaskTimeout } from './types.js';
 
-type Engine = { engine: ContainerEngine; path: string } | undefined;
-type Launch = { argv: string[] } | { problem: string };
+/**
+ * How a step's process starts: its argv, environment and user. A container step's process is the
+ * engine's client, run as the server's user with the engine's environment; its container is named.
+ */
+type Launch =
+  | {
+      argv: string[];
+      environment: Record<string, string>;
+      user: TaskUser | undefined;
+      container?: { engine: ContainerEngine; name: string };
+    }
+  | { problem: string };
 
 /**
  * Runs the steps in order; the first that does not succeed ends the run, and later steps are neither
@@ -24,12 +39,11 @@ type Launch = { argv: string[] } | { problem: string };
  */
 export async function runSteps(request: RunRequest): Promise<RunOutcome> {
   const searchPath = request.environment.PATH ?? DEFAULT_SEARCH_PATH;
-  const engine = request.runtime.name === 'container' ? findEngine(searchPath, request.workDir) : undefined;
   const run = withTimeout(request.signal, request.timeout?.seconds, timeoutName(request.timeout));
   try {
     for (const [index, step] of request.steps.entries()) {
       if (request.signal.aborted) return { outcome: 'aborted' };
-      const result = await runStep(request, run.signal, step, index, searchPath, engine);
+      const result = await runStep(request, run.signal, step, index, searchPath);
       if (result.outcome === 'aborted') return { outcome: 'aborted' };
       if (result.outcome !== 'succeeded') {
         const outcome = result.outcome === 'timed_out' ? 'timed_out' : 'failed';
@@ -54,7 +68,6 @@ async function runStep(
   step: Step,
   index: number,
   searchPath: string,
-  engine: Engine,
 ): Promise<StepResult> {
   const { sink } = request;
   sink.stepStarted(index, new Date());
@@ -62,7 +75,7 @@ async function runStep(
   const limited = withTimeout(runSignal, step.timeout, "the step's timeout");
   const { signal } = limited;
   try {
-    const launch = await prepareLaunch(request, step, index, searchPath, engine).catch(
+    const launch = await prepareLaunch(request, step, index, searchPath).catch(
       (error: unknown): Launch => ({ problem: errorMessage(error) }),
     );
     let result: StepResult;
@@ -74,15 +87,20 @@ async function runStep(
     } else {
       const end = await runProcess({
         argv: launch.argv,
-        environment: request.environment,
+        environment: launch.environment,
         cwd: request.workDir,
-        user: request.user,
+        user: launch.user,
         signal,
         graceMs: request.graceMs,
         outputLimitBytes: request.outputLimitBytes,
         onOutput: (chunk) => output.write(chunk),
         onSpawn: (pid, identity) => sink.processStarted?.(index, pid, identity),
       });
+      if (launch.container && leftContainer(end)) {
+        await removeContainer(launch.container.engine, launch.container.name).catch((error: unknown) =>
+          output.write(Buffer.from(`\npipewright: ${errorMessage(error)}\n`)),
+        );
+      }
       output.end();
       result = timedOut(stepResult(end, output.truncated), signal);
     }
@@ -91,20 +109,16 @@ async function runStep(
   } finally {
     limited.clear();
     if (step.code !== undefined) removeScript(request.scriptDir, index);
+    if (request.runtime.name === 'container')
+      rmSync(join(request.scriptDir, envFileName(index)), { force: true });
   }
 }
 
 /** The argv of the step's process, or why there is none (a file write failing included). */
-function prepareLaunch(
-  request: RunRequest,
-  step: Step,
-  index: number,
-  searchPath: string,
-  engine: Engine,
-): Promise<Launch> {
+function prepareLaunch(request: RunRequest, step: Step, index: number, searchPath: string): Promise<Launch> {
   return request.runtime.name === 'local'
     ? localLaunch(request, step, index, searchPath)
-    : containerLaunch(request, request.runtime.image, step, index, engine);
+    : containerLaunch(request, request.runtime, step, index);
 }
 
 async function localLaunch(
@@ -121,26 +135,65 @@ async function localLaunch(
     if (interpreter !== undefined && !isExecutableFile(resolve(request.workDir, interpreter))) {
       return { problem: `the #! line names no executable interpreter: ${JSON.stringify(interpreter)}` };
     }
-    return { argv: scriptArgv(script, step.code, step.arguments) };
+    return { argv: scriptArgv(script, step.code, step.arguments), ...processOf(request) };
   }
   const lookup = findExecutable(step.command ?? '', searchPath, request.workDir);
   if (!lookup.found) return { problem: lookup.problem };
-  return { argv: [lookup.path, ...(step.arguments ?? [])] };
+  return { argv: [lookup.path, ...(step.arguments ?? [])], ...processOf(request) };
 }
 
+/** A local step's process: the task's environment, as the task's user. */
+const processOf = (request: RunRequest) => ({ environment: request.environment, user: request.user });
+
+/**
+ * A container step: the engine's client, which runs the step in a new container (containerCommand)
+ * and is run as the server's user, with the engine's own environment; the step's variables go in a
+ * file only the server reads, its script where the task user reads it.
+ */
 async function containerLaunch(
   request: RunRequest,
-  image: string,
+  runtime: ContainerRuntime,
   step: Step,
   index: number,
-  engine: Engine,
 ): Promise<Launch> {
-  if (engine === undefined) return { problem: NO_ENGINE_MESSAGE };
-  const imageProblem = invalidImageProblem(image);
+  const engine = request.container?.engine;
+  if (!request.container || !engine) return { problem: NO_ENGINE_MESSAGE };
+  const imageProblem = invalidImageProblem(runtime.image);
   if (imageProblem !== undefined) return { problem: imageProblem };
+  const variables = envFile(request.environment);
+  if ('problem' in variables) return variables;
+  writeFileSync(join(request.scriptDir, envFileName(index)), variables.text, { mode: 0o600, flag: 'w' });
   if (step.code !== undefined) writeScript(request.scriptDir, index, step.code, request.user);
-  const [, ...engineArguments] = containerCommand(engine.engine, { ...request, image }, step, index);
-  return { argv: [engine.path, ...engineArguments] };
+  const { labels, files } = request.container;
+  const name = containerName(labels, index);
+  const args = containerCommand(
+    {
+      runtime,
+      files: { ...files, workDir: request.workDir },
+      scriptDir: request.scriptDir,
+      name,
+      labels,
+      user: request.user,
+    },
+    step,
+    index,
+  );
+  return {
+    argv: [engine.path, ...args],
+    environment: engine.environment,
+    user: undefined,
+    container: { engine, name },
+  };
+}
+
+/**
+ * Whether a container step's container may outlive its engine client: after an abort or a
+ * timeout (the client may have ended before the container did, or been killed after the grace),
+ * or when the client was killed. A client that exited by itself has seen its container end and
+ * removed it (`--rm`).
+ */
+function leftContainer(end: ProcessEnd): boolean {
+  return end.kind === 'lost' || end.kind === 'signaled' || (end.kind === 'exited' && end.aborted);
 }
 
 function stepResult(end: ProcessEnd, outputTruncated: boolean): StepResult {

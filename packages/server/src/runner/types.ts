@@ -1,3 +1,4 @@
+import type { AttemptFiles, ContainerEngine } from './container.js';
 import type { TaskUser } from './task-users.js';
 
 /** One step of a task, as specified: exactly one of `command` and `code` (validated upstream). */
@@ -17,14 +18,38 @@ export interface TaskTimeout {
   source: 'task' | 'server';
 }
 
-export type Runtime = { name: 'local' } | { name: 'container'; image: string };
+/** The `container` runtime of a task, as its spec says (defaults filled). */
+export interface ContainerRuntime {
+  name: 'container';
+  image: string;
+  pull: 'missing' | 'always' | 'never';
+  memoryMib?: number | undefined;
+  cpus?: number | undefined;
+  /** The host's network, or none. */
+  network: boolean;
+}
+
+export type Runtime = { name: 'local' } | ContainerRuntime;
+
+/** What the server gives a run of the `container` runtime. */
+export interface ContainerContext {
+  /** The engine; none: container steps cannot start. */
+  engine: ContainerEngine | undefined;
+  /** Labels of every container of the run (containerLabels): the server's instance, task and attempt. */
+  labels: Record<string, string>;
+  /** The attempt's files, mounted inside (besides the working directory). */
+  files: Omit<AttemptFiles, 'workDir'>;
+}
 
 export interface RunRequest {
   steps: Step[];
   runtime: Runtime;
+  /** Required by the `container` runtime. */
+  container?: ContainerContext | undefined;
   /**
    * The complete environment of every process: nothing is inherited from the server. Its PATH, or
-   * DEFAULT_SEARCH_PATH when it has none, is where commands and the container engine are looked up.
+   * DEFAULT_SEARCH_PATH when it has none, is where commands are looked up. In a container, the
+   * image's PATH applies unless it sets one.
    */
   environment: Record<string, string>;
   /** An existing, empty directory (absolute path): the working directory of every step. The caller creates and removes it. */

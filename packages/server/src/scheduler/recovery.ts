@@ -1,5 +1,6 @@
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
+import { type ContainerEngine, removeStaleContainers } from '../runner/index.js';
 import { bootId, isRecordedGroup, processIdentity } from '../runner/process-identity.js';
 import type { Store } from '../store/index.js';
 import { completeAttempt } from './task-completion.js';
@@ -35,5 +36,23 @@ export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date)
       completeAttempt(store, task, { outcome: 'failed', message: INTERRUPTED_BY_RESTART }, now);
     });
     logger.warn('task interrupted by a server restart', { task_id: task.id, pipeline_id: task.pipeline_id });
+  }
+}
+
+/**
+ * After a crash, before taking work: removes the containers of steps the dead server left (the
+ * spawner kills their engine clients, which leaves the containers running), found by the label
+ * of this server's instance. A failure is logged: those containers run on, and tasks still start.
+ */
+export async function removeInterruptedContainers(
+  engine: ContainerEngine,
+  instance: string,
+  logger: Logger,
+): Promise<void> {
+  try {
+    const removed = await removeStaleContainers(engine, instance);
+    if (removed > 0) logger.warn('removed containers left by a previous server', { containers: removed });
+  } catch (error) {
+    logger.error('could not remove the containers a previous server left', { error: String(error) });
   }
 }

@@ -1,6 +1,3 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ApiClient, ApiError, Schemas } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,14 +19,11 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 // The ticker runs on a clock of the test's own, and only when a test runs a pass.
 let now = new Date();
 let server: TestServer;
-let bin: string;
 beforeAll(async () => {
   server = await startTestServer({ ticker: { clock: () => now } });
-  bin = mkdtempSync(join(tmpdir(), 'pipewright-engine-'));
 });
 afterAll(async () => {
   await server.close();
-  rmSync(bin, { recursive: true, force: true });
 });
 
 const DAY_MS = 86_400_000;
@@ -147,38 +141,6 @@ describe('tasks', () => {
     const [args] = await tasksOf(client, pipelineId);
     const outputs = (await stepsOf(client, args?.id ?? '')).map((s) => s.output);
     expect(outputs).toEqual(['[2][a b][$HOME]', '[1][*]']);
-  });
-
-  it('runs the steps of a container runtime through the engine on the PATH, in its image, and local ones directly', async () => {
-    // A stand-in for docker that shows the command line it was given.
-    const engine = join(bin, 'docker');
-    writeFileSync(
-      engine,
-      '#!/bin/sh\necho "engine $(basename "$0")"\nfor a in "$@"; do echo "argument $a"; done\n',
-    );
-    chmodSync(engine, 0o755);
-    const image = 'registry.example.test/builder:1.2';
-    const environment = { PATH: `${bin}:/usr/bin:/bin` };
-    const { client } = await projectWith(server, [
-      task('boxed', {
-        runtime: { name: 'container', parameters: { image } },
-        environment,
-        steps: [{ command: 'uname', arguments: ['-s'] }],
-      }),
-      task('bare', { runtime: { name: 'local' }, environment, steps: [{ code: 'echo "on the host"' }] }),
-      pipeline('main', [{ task: 'boxed' }, { task: 'bare' }]),
-      command('go', ['main']),
-    ]);
-    const [pipelineId = ''] = (await execute(client, 'go')).pipeline_ids;
-    expect((await finished(client, pipelineId)).status).toBe('successful');
-    const output = async (name: string) => {
-      const found = (await tasksOf(client, pipelineId)).find((t) => t.name === name);
-      return (await stepsOf(client, found?.id ?? ''))[0]?.output ?? '';
-    };
-    const boxed = (await output('boxed')).split('\n');
-    expect(boxed.slice(0, 2)).toEqual(['engine docker', 'argument run']);
-    expect(boxed.slice(-4)).toEqual([`argument ${image}`, 'argument uname', 'argument -s', '']);
-    expect(await output('bare')).toBe('on the host\n');
   });
 });
 
