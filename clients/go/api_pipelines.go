@@ -15,6 +15,7 @@ import (
 	_nethttp "net/http"
 	_neturl "net/url"
 	"strings"
+	"time"
 )
 
 // Linger please
@@ -340,6 +341,12 @@ type apiListPipelinesRequest struct {
 	sort *string
 	order *string
 	status *PipelineStatus
+	eventId *string
+	name *string
+	triggerId *string
+	commandId *string
+	creationTimeSince *time.Time
+	creationTimeBefore *time.Time
 }
 
 
@@ -378,9 +385,39 @@ func (r apiListPipelinesRequest) Status(status PipelineStatus) apiListPipelinesR
 	return r
 }
 
+func (r apiListPipelinesRequest) EventId(eventId string) apiListPipelinesRequest {
+	r.eventId = &eventId
+	return r
+}
+
+func (r apiListPipelinesRequest) Name(name string) apiListPipelinesRequest {
+	r.name = &name
+	return r
+}
+
+func (r apiListPipelinesRequest) TriggerId(triggerId string) apiListPipelinesRequest {
+	r.triggerId = &triggerId
+	return r
+}
+
+func (r apiListPipelinesRequest) CommandId(commandId string) apiListPipelinesRequest {
+	r.commandId = &commandId
+	return r
+}
+
+func (r apiListPipelinesRequest) CreationTimeSince(creationTimeSince time.Time) apiListPipelinesRequest {
+	r.creationTimeSince = &creationTimeSince
+	return r
+}
+
+func (r apiListPipelinesRequest) CreationTimeBefore(creationTimeBefore time.Time) apiListPipelinesRequest {
+	r.creationTimeBefore = &creationTimeBefore
+	return r
+}
+
 /*
 ListPipelines List pipelines
-Returns one page of the pipelines (pipeline instances) of the current project, optionally those in one status only. Sorts: `id` (default), `event_time` and `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
+Returns one page of the pipelines (pipeline instances) of the current project. Filters narrow it, each given one must hold: the status, the event that instantiated them (what a client that sent an event reads next), the name, the trigger or the command that started them, and a period of creation. Sorts: `id` (default), `event_time` and `creation_time`; a period of creation reads fastest sorted by `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
  * @param ctx _context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
 @return apiListPipelinesRequest
 */
@@ -419,7 +456,7 @@ func (r apiListPipelinesRequest) Execute() (PipelinePage, *_nethttp.Response, er
 	if r.xServiceProjectId == nil {
 		return localVarReturnValue, nil, reportError("xServiceProjectId is required and must be specified")
 	}
-						
+												
 	if r.after != nil {
 		localVarQueryParams.Add("after", parameterToString(*r.after, ""))
 	}
@@ -437,6 +474,24 @@ func (r apiListPipelinesRequest) Execute() (PipelinePage, *_nethttp.Response, er
 	}
 	if r.status != nil {
 		localVarQueryParams.Add("status", parameterToString(*r.status, ""))
+	}
+	if r.eventId != nil {
+		localVarQueryParams.Add("event_id", parameterToString(*r.eventId, ""))
+	}
+	if r.name != nil {
+		localVarQueryParams.Add("name", parameterToString(*r.name, ""))
+	}
+	if r.triggerId != nil {
+		localVarQueryParams.Add("trigger_id", parameterToString(*r.triggerId, ""))
+	}
+	if r.commandId != nil {
+		localVarQueryParams.Add("command_id", parameterToString(*r.commandId, ""))
+	}
+	if r.creationTimeSince != nil {
+		localVarQueryParams.Add("creation_time_since", parameterToString(*r.creationTimeSince, ""))
+	}
+	if r.creationTimeBefore != nil {
+		localVarQueryParams.Add("creation_time_before", parameterToString(*r.creationTimeBefore, ""))
 	}
 	// to determine the Content-Type header
 	localVarHTTPContentTypes := []string{}

@@ -47,11 +47,17 @@ type APIClient struct {
 
 	// API Services
 
+	APIKeysApi *APIKeysApiService
+
 	AccountsApi *AccountsApiService
 
 	CommandsApi *CommandsApiService
 
 	EventsApi *EventsApiService
+
+	IdentitiesApi *IdentitiesApiService
+
+	NotificationsApi *NotificationsApiService
 
 	OrganizationApi *OrganizationApiService
 
@@ -65,7 +71,11 @@ type APIClient struct {
 
 	StatusApi *StatusApiService
 
+	StreamsApi *StreamsApiService
+
 	TasksApi *TasksApiService
+
+	WebhooksApi *WebhooksApiService
 }
 
 type service struct {
@@ -84,16 +94,21 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.common.client = c
 
 	// API Services
+	c.APIKeysApi = (*APIKeysApiService)(&c.common)
 	c.AccountsApi = (*AccountsApiService)(&c.common)
 	c.CommandsApi = (*CommandsApiService)(&c.common)
 	c.EventsApi = (*EventsApiService)(&c.common)
+	c.IdentitiesApi = (*IdentitiesApiService)(&c.common)
+	c.NotificationsApi = (*NotificationsApiService)(&c.common)
 	c.OrganizationApi = (*OrganizationApiService)(&c.common)
 	c.PipelinesApi = (*PipelinesApiService)(&c.common)
 	c.ProjectsApi = (*ProjectsApiService)(&c.common)
 	c.ResourcesApi = (*ResourcesApiService)(&c.common)
 	c.ScratchpadApi = (*ScratchpadApiService)(&c.common)
 	c.StatusApi = (*StatusApiService)(&c.common)
+	c.StreamsApi = (*StreamsApiService)(&c.common)
 	c.TasksApi = (*TasksApiService)(&c.common)
+	c.WebhooksApi = (*WebhooksApiService)(&c.common)
 
 	return c
 }

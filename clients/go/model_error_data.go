@@ -23,6 +23,8 @@ type ErrorData struct {
 	Reason *string `json:"reason,omitempty"`
 	// For `route_not_found`, the path that matched no route.
 	Target *string `json:"target,omitempty"`
+	// For `invalid_webhook_signature`, the header that must carry the signature or token.
+	Header *string `json:"header,omitempty"`
 }
 
 // NewErrorData instantiates a new ErrorData object
@@ -170,6 +172,38 @@ func (o *ErrorData) SetTarget(v string) {
 	o.Target = &v
 }
 
+// GetHeader returns the Header field value if set, zero value otherwise.
+func (o *ErrorData) GetHeader() string {
+	if o == nil || o.Header == nil {
+		var ret string
+		return ret
+	}
+	return *o.Header
+}
+
+// GetHeaderOk returns a tuple with the Header field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *ErrorData) GetHeaderOk() (*string, bool) {
+	if o == nil || o.Header == nil {
+		return nil, false
+	}
+	return o.Header, true
+}
+
+// HasHeader returns a boolean if a field has been set.
+func (o *ErrorData) HasHeader() bool {
+	if o != nil && o.Header != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetHeader gets a reference to the given string and assigns it to the Header field.
+func (o *ErrorData) SetHeader(v string) {
+	o.Header = &v
+}
+
 func (o ErrorData) MarshalJSON() ([]byte, error) {
 	toSerialize := map[string]interface{}{}
 	if o.JsvErrors != nil {
@@ -183,6 +217,9 @@ func (o ErrorData) MarshalJSON() ([]byte, error) {
 	}
 	if o.Target != nil {
 		toSerialize["target"] = o.Target
+	}
+	if o.Header != nil {
+		toSerialize["header"] = o.Header
 	}
 	return json.Marshal(toSerialize)
 }

@@ -19,6 +19,8 @@ type PipelineData struct {
 	Concurrent *bool `json:"concurrent,omitempty"`
 	// Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored).
 	Retention *int32 `json:"retention,omitempty"`
+	// Who hears of the pipeline's end: webhooks and emails, each for the statuses it names (by default only `failed`). A pipeline keeps the notifications of the spec it was instantiated with.
+	Notifications *[]PipelineNotification `json:"notifications,omitempty"`
 	// Entries of the pipeline; their names (explicit or defaulted) must be unique.
 	Tasks []PipelineTask `json:"tasks"`
 }
@@ -109,6 +111,38 @@ func (o *PipelineData) SetRetention(v int32) {
 	o.Retention = &v
 }
 
+// GetNotifications returns the Notifications field value if set, zero value otherwise.
+func (o *PipelineData) GetNotifications() []PipelineNotification {
+	if o == nil || o.Notifications == nil {
+		var ret []PipelineNotification
+		return ret
+	}
+	return *o.Notifications
+}
+
+// GetNotificationsOk returns a tuple with the Notifications field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *PipelineData) GetNotificationsOk() (*[]PipelineNotification, bool) {
+	if o == nil || o.Notifications == nil {
+		return nil, false
+	}
+	return o.Notifications, true
+}
+
+// HasNotifications returns a boolean if a field has been set.
+func (o *PipelineData) HasNotifications() bool {
+	if o != nil && o.Notifications != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetNotifications gets a reference to the given []PipelineNotification and assigns it to the Notifications field.
+func (o *PipelineData) SetNotifications(v []PipelineNotification) {
+	o.Notifications = &v
+}
+
 // GetTasks returns the Tasks field value
 func (o *PipelineData) GetTasks() []PipelineTask {
 	if o == nil  {
@@ -140,6 +174,9 @@ func (o PipelineData) MarshalJSON() ([]byte, error) {
 	}
 	if o.Retention != nil {
 		toSerialize["retention"] = o.Retention
+	}
+	if o.Notifications != nil {
+		toSerialize["notifications"] = o.Notifications
 	}
 	if true {
 		toSerialize["tasks"] = o.Tasks

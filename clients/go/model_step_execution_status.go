@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 )
 
-// StepExecutionStatus Status of one execution of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status or the process could not start) or `aborted` (the task was aborted or the server stopped it).
+// StepExecutionStatus Status of one execution of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status, the process could not start, or it ran past the timeout of its step or task) or `aborted` (the task was aborted or the server stopped it).
 type StepExecutionStatus string
 
 // List of StepExecutionStatus

@@ -18,10 +18,12 @@ type TaskData struct {
 	// Parameters of the task, declared like those of commands. Pipelines give their values in `parameters` of their task entries.
 	Parameters *[]CommandParameter `json:"parameters,omitempty"`
 	Runtime *TaskRuntime `json:"runtime,omitempty"`
-	// Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`).
+	// Names of identities of the project (credentials, made with `POST /identities`, never in this file) whose values the steps of the task get, as variables and files named after them (see `IdentityKind`), and masked in their output. They are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). An attempt of a task naming an identity the project does not have fails at its start, saying so.
 	Identities *[]string `json:"identities,omitempty"`
 	// Environment variables set for every step of the task, by variable name; values cannot hold NUL.
 	Environment *map[string]string `json:"environment,omitempty"`
+	// Seconds each attempt of the task may run, at most 7 days, counted from the start of the attempt. When they pass, the running step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt fails with a message naming the timeout: a failure like any other, retried when the pipeline entry has retries left, each retry with its full time again. Without it, the server's default task timeout applies (an option of the server, 6 hours unless its operator changes it).
+	Timeout *int32 `json:"timeout,omitempty"`
 	// Steps run in order; the task succeeds when all of them exit with status 0.
 	Steps []TaskStep `json:"steps"`
 }
@@ -172,6 +174,38 @@ func (o *TaskData) SetEnvironment(v map[string]string) {
 	o.Environment = &v
 }
 
+// GetTimeout returns the Timeout field value if set, zero value otherwise.
+func (o *TaskData) GetTimeout() int32 {
+	if o == nil || o.Timeout == nil {
+		var ret int32
+		return ret
+	}
+	return *o.Timeout
+}
+
+// GetTimeoutOk returns a tuple with the Timeout field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskData) GetTimeoutOk() (*int32, bool) {
+	if o == nil || o.Timeout == nil {
+		return nil, false
+	}
+	return o.Timeout, true
+}
+
+// HasTimeout returns a boolean if a field has been set.
+func (o *TaskData) HasTimeout() bool {
+	if o != nil && o.Timeout != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetTimeout gets a reference to the given int32 and assigns it to the Timeout field.
+func (o *TaskData) SetTimeout(v int32) {
+	o.Timeout = &v
+}
+
 // GetSteps returns the Steps field value
 func (o *TaskData) GetSteps() []TaskStep {
 	if o == nil  {
@@ -209,6 +243,9 @@ func (o TaskData) MarshalJSON() ([]byte, error) {
 	}
 	if o.Environment != nil {
 		toSerialize["environment"] = o.Environment
+	}
+	if o.Timeout != nil {
+		toSerialize["timeout"] = o.Timeout
 	}
 	if true {
 		toSerialize["steps"] = o.Steps

@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 )
 
-// TaskRuntime Where the steps of a task run. `local` runs them as processes on the server's host; `container` runs them in a container made from `parameters.image`, with Docker or Podman, when one of them is available.
+// TaskRuntime Where the steps of a task run. `local` runs them as processes on the server's host; `container` runs each step in a new container made from `parameters.image`, with Podman or Docker (the server's choice), with the same contract as a local step: the working directory (also `HOME`), the context file and the server's certificate are mounted inside, at the paths the `PIPEWRIGHT_*` variables name, and the step runs as the task's user when the server gives tasks users of their own. A container, and everything started in it, is removed when its step ends, is aborted or times out, and at the next start after a crash.
 type TaskRuntime struct {
 	// Kind of runtime.
 	Name string `json:"name"`

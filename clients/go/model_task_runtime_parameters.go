@@ -17,6 +17,14 @@ import (
 type TaskRuntimeParameters struct {
 	// Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
 	Image *string `json:"image,omitempty"`
+	// When the engine pulls the image: `missing`, only when the host does not have it; `always`, before every step (a step whose pull fails fails); `never`, a step whose image the host does not have fails.
+	Pull *string `json:"pull,omitempty"`
+	// Memory each step's container may use, in MiB (6 MiB to 1 TiB); past it, the kernel kills a process of the step. No limit when absent.
+	Memory *int32 `json:"memory,omitempty"`
+	// CPUs each step's container may use, as a number of CPUs' worth of time (`0.5`: half of one); no limit when absent.
+	Cpus *float32 `json:"cpus,omitempty"`
+	// `true`: steps share the network of the server's host, so that they reach the server at `PIPEWRIGHT_API_URL` (127.0.0.1 included). `false`: steps have no network but a loopback of their own, and cannot reach the server.
+	Network *bool `json:"network,omitempty"`
 }
 
 // NewTaskRuntimeParameters instantiates a new TaskRuntimeParameters object
@@ -25,6 +33,10 @@ type TaskRuntimeParameters struct {
 // will change when the set of required properties is changed
 func NewTaskRuntimeParameters() *TaskRuntimeParameters {
 	this := TaskRuntimeParameters{}
+	var pull string = "missing"
+	this.Pull = &pull
+	var network bool = true
+	this.Network = &network
 	return &this
 }
 
@@ -33,6 +45,10 @@ func NewTaskRuntimeParameters() *TaskRuntimeParameters {
 // but it doesn't guarantee that properties required by API are set
 func NewTaskRuntimeParametersWithDefaults() *TaskRuntimeParameters {
 	this := TaskRuntimeParameters{}
+	var pull string = "missing"
+	this.Pull = &pull
+	var network bool = true
+	this.Network = &network
 	return &this
 }
 
@@ -68,10 +84,150 @@ func (o *TaskRuntimeParameters) SetImage(v string) {
 	o.Image = &v
 }
 
+// GetPull returns the Pull field value if set, zero value otherwise.
+func (o *TaskRuntimeParameters) GetPull() string {
+	if o == nil || o.Pull == nil {
+		var ret string
+		return ret
+	}
+	return *o.Pull
+}
+
+// GetPullOk returns a tuple with the Pull field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskRuntimeParameters) GetPullOk() (*string, bool) {
+	if o == nil || o.Pull == nil {
+		return nil, false
+	}
+	return o.Pull, true
+}
+
+// HasPull returns a boolean if a field has been set.
+func (o *TaskRuntimeParameters) HasPull() bool {
+	if o != nil && o.Pull != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetPull gets a reference to the given string and assigns it to the Pull field.
+func (o *TaskRuntimeParameters) SetPull(v string) {
+	o.Pull = &v
+}
+
+// GetMemory returns the Memory field value if set, zero value otherwise.
+func (o *TaskRuntimeParameters) GetMemory() int32 {
+	if o == nil || o.Memory == nil {
+		var ret int32
+		return ret
+	}
+	return *o.Memory
+}
+
+// GetMemoryOk returns a tuple with the Memory field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskRuntimeParameters) GetMemoryOk() (*int32, bool) {
+	if o == nil || o.Memory == nil {
+		return nil, false
+	}
+	return o.Memory, true
+}
+
+// HasMemory returns a boolean if a field has been set.
+func (o *TaskRuntimeParameters) HasMemory() bool {
+	if o != nil && o.Memory != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetMemory gets a reference to the given int32 and assigns it to the Memory field.
+func (o *TaskRuntimeParameters) SetMemory(v int32) {
+	o.Memory = &v
+}
+
+// GetCpus returns the Cpus field value if set, zero value otherwise.
+func (o *TaskRuntimeParameters) GetCpus() float32 {
+	if o == nil || o.Cpus == nil {
+		var ret float32
+		return ret
+	}
+	return *o.Cpus
+}
+
+// GetCpusOk returns a tuple with the Cpus field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskRuntimeParameters) GetCpusOk() (*float32, bool) {
+	if o == nil || o.Cpus == nil {
+		return nil, false
+	}
+	return o.Cpus, true
+}
+
+// HasCpus returns a boolean if a field has been set.
+func (o *TaskRuntimeParameters) HasCpus() bool {
+	if o != nil && o.Cpus != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetCpus gets a reference to the given float32 and assigns it to the Cpus field.
+func (o *TaskRuntimeParameters) SetCpus(v float32) {
+	o.Cpus = &v
+}
+
+// GetNetwork returns the Network field value if set, zero value otherwise.
+func (o *TaskRuntimeParameters) GetNetwork() bool {
+	if o == nil || o.Network == nil {
+		var ret bool
+		return ret
+	}
+	return *o.Network
+}
+
+// GetNetworkOk returns a tuple with the Network field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskRuntimeParameters) GetNetworkOk() (*bool, bool) {
+	if o == nil || o.Network == nil {
+		return nil, false
+	}
+	return o.Network, true
+}
+
+// HasNetwork returns a boolean if a field has been set.
+func (o *TaskRuntimeParameters) HasNetwork() bool {
+	if o != nil && o.Network != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetNetwork gets a reference to the given bool and assigns it to the Network field.
+func (o *TaskRuntimeParameters) SetNetwork(v bool) {
+	o.Network = &v
+}
+
 func (o TaskRuntimeParameters) MarshalJSON() ([]byte, error) {
 	toSerialize := map[string]interface{}{}
 	if o.Image != nil {
 		toSerialize["image"] = o.Image
+	}
+	if o.Pull != nil {
+		toSerialize["pull"] = o.Pull
+	}
+	if o.Memory != nil {
+		toSerialize["memory"] = o.Memory
+	}
+	if o.Cpus != nil {
+		toSerialize["cpus"] = o.Cpus
+	}
+	if o.Network != nil {
+		toSerialize["network"] = o.Network
 	}
 	return json.Marshal(toSerialize)
 }

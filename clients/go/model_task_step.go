@@ -23,6 +23,8 @@ type TaskStep struct {
 	Arguments *[]string `json:"arguments,omitempty"`
 	// Text handed to the processes of a step: a program, an argument, a script, an environment value. Any characters but NUL (U+0000), which the arguments and the environment of a process cannot carry (C strings end at it); a value with one is refused when it is installed or given, rather than failing the task when it runs.
 	Code *string `json:"code,omitempty"`
+	// Seconds the step may run, at most 7 days. When they pass, the step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt of the task fails with a message naming the step and its timeout, retried like any other failure. The task's timeout still holds: whichever passes first stops the step.
+	Timeout *int32 `json:"timeout,omitempty"`
 	// Path of the file `code` was read from. Clients read the file and send its content in `code` before installing resources; the server keeps the path only to show where the script came from, and never reads it.
 	Source *string `json:"source,omitempty"`
 }
@@ -172,6 +174,38 @@ func (o *TaskStep) SetCode(v string) {
 	o.Code = &v
 }
 
+// GetTimeout returns the Timeout field value if set, zero value otherwise.
+func (o *TaskStep) GetTimeout() int32 {
+	if o == nil || o.Timeout == nil {
+		var ret int32
+		return ret
+	}
+	return *o.Timeout
+}
+
+// GetTimeoutOk returns a tuple with the Timeout field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TaskStep) GetTimeoutOk() (*int32, bool) {
+	if o == nil || o.Timeout == nil {
+		return nil, false
+	}
+	return o.Timeout, true
+}
+
+// HasTimeout returns a boolean if a field has been set.
+func (o *TaskStep) HasTimeout() bool {
+	if o != nil && o.Timeout != nil {
+		return true
+	}
+
+	return false
+}
+
+// SetTimeout gets a reference to the given int32 and assigns it to the Timeout field.
+func (o *TaskStep) SetTimeout(v int32) {
+	o.Timeout = &v
+}
+
 // GetSource returns the Source field value if set, zero value otherwise.
 func (o *TaskStep) GetSource() string {
 	if o == nil || o.Source == nil {
@@ -217,6 +251,9 @@ func (o TaskStep) MarshalJSON() ([]byte, error) {
 	}
 	if o.Code != nil {
 		toSerialize["code"] = o.Code
+	}
+	if o.Timeout != nil {
+		toSerialize["timeout"] = o.Timeout
 	}
 	if o.Source != nil {
 		toSerialize["source"] = o.Source

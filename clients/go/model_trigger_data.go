@@ -13,15 +13,15 @@ import (
 	"encoding/json"
 )
 
-// TriggerData Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds. A trigger of connector `custom` reacts to the events sent with `POST /events`; one of connector `time` makes its own events, named `tick`, on the schedule given in `parameters`.
+// TriggerData Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds. A trigger of connector `custom` reacts to the events sent with `POST /events`; one of connector `time` makes its own events, named `tick`, on the schedule given in `parameters`; one of connector `webhook` makes an event of each delivery posted to its own URL (see TriggerWebhook), its data the body of the delivery.
 type TriggerData struct {
-	// Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule.
+	// Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule, `webhook` for the deliveries posted to the trigger's webhook URL.
 	Connector string `json:"connector"`
-	// Name of the events to react to: the `name` of a custom event, or `tick`, the only event of the `time` connector.
+	// Name of the events to react to: the `name` of a custom event, `tick`, the only event of the `time` connector, or for `webhook` the kind of the delivery: GitHub's `X-GitHub-Event` header (`push`, `pull_request`...), GitLab's `object_kind` (`push`, `merge_request`...); any delivery of a `generic` sender is of the trigger's `event`.
 	Event string `json:"event"`
-	// Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule).
+	// Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule); the `webhook` connector takes its sender and whether deliveries are signed (see the `webhook` branch below).
 	Parameters *map[string]map[string]interface{} `json:"parameters,omitempty"`
-	// Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing.
+	// Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing; for `webhook`, the body of the delivery.
 	Filters *[]TriggerFilter `json:"filters,omitempty"`
 	// Names of the pipeline resources of the project instantiated for each matching event.
 	Pipelines []string `json:"pipelines"`

@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 )
 
-// TriggerSpec Resource spec of a trigger: it reacts to events (custom events sent with `POST /events`, or the ticks of a schedule) and instantiates pipelines for each event it accepts.
+// TriggerSpec Resource spec of a trigger: it reacts to events (custom events sent with `POST /events`, the ticks of a schedule, or the deliveries posted to its webhook URL) and instantiates pipelines for each event it accepts.
 type TriggerSpec struct {
 	// Kind of resource; always `trigger` here.
 	Type string `json:"type"`

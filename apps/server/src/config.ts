@@ -1,7 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LogLevel, RetentionOptions, UidRange } from '@pipewright/server';
+import type {
+  ContainerEngineName,
+  LogLevel,
+  NotifierOptions,
+  RetentionOptions,
+  SmtpOptions,
+  UidRange,
+} from '@pipewright/server';
 
 export interface ServeConfig {
   host: string;
@@ -29,6 +37,14 @@ export interface ServeConfig {
   taskUsers: UidRange | 'off' | 'auto';
   /** Days kept (undefined: forever): see RetentionOptions of @pipewright/server. */
   retention: RetentionOptions;
+  /** The file of the key that encrypts identities; undefined: DIR/identity.key, made if missing. */
+  identityKeyFile: string | undefined;
+  /** What runs the steps of `container` tasks; 'auto': podman, else docker, if found on the PATH. */
+  containerEngine: ContainerEngineName | 'off' | 'auto';
+  /** The SMTP server of email notifications; undefined: none (they fail, saying so). */
+  smtp: SmtpOptions | undefined;
+  /** How often notifications are tried, and how long the server waits between attempts. */
+  notifications: Required<Pick<NotifierOptions, 'maxAttempts' | 'firstRetryDelayMs'>>;
 }
 
 /** The default task users: a range no account or usual subordinate-uid range comes near. */
@@ -89,6 +105,40 @@ Options (each also read from the environment variable named beside it):
                         days events and their command executions are kept, and longer
                         while a pipeline they started is (PIPEWRIGHT_EVENT_RETENTION,
                         default 90)
+  --container-engine podman|docker|off
+                        what runs the steps of tasks of the container runtime, found
+                        on the server's PATH, with the server's environment
+                        (PIPEWRIGHT_CONTAINER_ENGINE; default podman, else docker,
+                        whichever is found first)
+  --identity-key-file FILE
+                        the key that encrypts the identities of projects in the
+                        database: 32 random bytes in base64 or hex, in a file only
+                        the server's user may read (PIPEWRIGHT_IDENTITY_KEY_FILE;
+                        default DIR/identity.key, made at the first start). Keep a
+                        copy: without it, identities cannot be read. A key other
+                        than the one the identities were stored with refuses to start
+  --smtp-host HOST      the SMTP server that sends the email notifications of pipelines
+                        (PIPEWRIGHT_SMTP_HOST; without one, they fail, saying so)
+  --smtp-port PORT      its port (PIPEWRIGHT_SMTP_PORT, default 465 with --smtp-tls tls,
+                        else 587)
+  --smtp-tls starttls|tls|off
+                        starttls: the connection must be upgraded to TLS; tls: TLS from
+                        the start; off: no TLS, for a relay on the host only
+                        (PIPEWRIGHT_SMTP_TLS, default starttls)
+  --smtp-user USER      the user to log in as, if the server wants one (PIPEWRIGHT_SMTP_USER)
+  --smtp-password-file FILE
+                        a file holding its password (PIPEWRIGHT_SMTP_PASSWORD_FILE), or
+                        the password itself in PIPEWRIGHT_SMTP_PASSWORD; never an option,
+                        which every user of the host could read
+  --smtp-from ADDRESS   the sender of the emails (PIPEWRIGHT_SMTP_FROM; needed with
+                        --smtp-host)
+  --notification-attempts N
+                        attempts of a notification at most, 1 to 20
+                        (PIPEWRIGHT_NOTIFICATION_ATTEMPTS, default 6)
+  --notification-retry-delay SECONDS
+                        the wait after a notification's first failed attempt, doubled
+                        after each next one, 1 to 3600 (PIPEWRIGHT_NOTIFICATION_RETRY_DELAY,
+                        default 30)
   -h, --help            show this help
 `;
 
@@ -142,6 +192,16 @@ function parse(argv: string[]) {
       'pipeline-retention': { type: 'string' },
       'step-output-retention': { type: 'string' },
       'event-retention': { type: 'string' },
+      'identity-key-file': { type: 'string' },
+      'container-engine': { type: 'string' },
+      'smtp-host': { type: 'string' },
+      'smtp-port': { type: 'string' },
+      'smtp-tls': { type: 'string' },
+      'smtp-user': { type: 'string' },
+      'smtp-password-file': { type: 'string' },
+      'smtp-from': { type: 'string' },
+      'notification-attempts': { type: 'string' },
+      'notification-retry-delay': { type: 'string' },
       'admin-email': { type: 'string' },
       organization: { type: 'string' },
       email: { type: 'string' },
@@ -214,7 +274,59 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
       stepOutputDays: days(values, env, 'step-output-retention', 'PIPEWRIGHT_STEP_OUTPUT_RETENTION', 90),
       eventDays: days(values, env, 'event-retention', 'PIPEWRIGHT_EVENT_RETENTION', 90),
     },
+    identityKeyFile: identityKeyFileOf(
+      (values['identity-key-file'] as string | undefined) ?? env.PIPEWRIGHT_IDENTITY_KEY_FILE,
+    ),
+    containerEngine: containerEngineOf(
+      (values['container-engine'] as string | undefined) ?? env.PIPEWRIGHT_CONTAINER_ENGINE,
+    ),
+    smtp: smtpOf(values, env),
+    notifications: {
+      maxAttempts: bounded(values, env, 'notification-attempts', 'PIPEWRIGHT_NOTIFICATION_ATTEMPTS', 6, 20),
+      firstRetryDelayMs:
+        1000 *
+        bounded(values, env, 'notification-retry-delay', 'PIPEWRIGHT_NOTIFICATION_RETRY_DELAY', 30, 3600),
+    },
   };
+}
+
+/** A whole number from 1 to `max` from a flag or its variable, with a default. */
+function bounded(
+  values: ParsedCommand['values'],
+  env: Env,
+  flag: string,
+  variable: string,
+  fallback: number,
+  max: number,
+): number {
+  const value = count(values, env, flag, variable, fallback);
+  if (value < 1 || value > max) throw new UsageError(`--${flag} wants 1 to ${max}, not ${value}`);
+  return value;
+}
+
+/** The SMTP server of email notifications, when --smtp-host names one. */
+function smtpOf(values: ParsedCommand['values'], env: Env): SmtpOptions | undefined {
+  const option = (flag: string, variable: string) => (values[flag] as string | undefined) ?? env[variable];
+  const host = option('smtp-host', 'PIPEWRIGHT_SMTP_HOST');
+  if (host === undefined || host === '') return undefined;
+  const tls = option('smtp-tls', 'PIPEWRIGHT_SMTP_TLS') ?? 'starttls';
+  if (tls !== 'starttls' && tls !== 'tls' && tls !== 'off') {
+    throw new UsageError(`--smtp-tls wants starttls, tls or off, not ${tls}`);
+  }
+  const port = count(values, env, 'smtp-port', 'PIPEWRIGHT_SMTP_PORT', tls === 'tls' ? 465 : 587);
+  if (port < 1 || port > 65535) throw new UsageError(`--smtp-port wants 1 to 65535, not ${port}`);
+  const from = option('smtp-from', 'PIPEWRIGHT_SMTP_FROM');
+  if (!from) throw new UsageError('--smtp-host wants --smtp-from, the sender of the emails');
+  const passwordFile = option('smtp-password-file', 'PIPEWRIGHT_SMTP_PASSWORD_FILE');
+  let password = env.PIPEWRIGHT_SMTP_PASSWORD;
+  if (passwordFile !== undefined) {
+    try {
+      password = readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      throw new UsageError(`--smtp-password-file: cannot read ${passwordFile}: ${(error as Error).message}`);
+    }
+  }
+  return { host, port, tls, user: option('smtp-user', 'PIPEWRIGHT_SMTP_USER'), password, from };
 }
 
 /** A number of days, at least 1, or `off` (undefined: kept forever), from a flag or its variable. */
@@ -245,6 +357,11 @@ function taskTimeoutOf(raw: string | undefined): number | undefined {
   return Number(raw);
 }
 
+function identityKeyFileOf(raw: string | undefined): string | undefined {
+  if (raw === '') throw new UsageError('--identity-key-file wants a file');
+  return raw === undefined ? undefined : resolve(raw);
+}
+
 function taskUsersOf(raw: string | undefined): ServeConfig['taskUsers'] {
   if (raw === undefined) return 'auto';
   if (raw === 'off') return 'off';
@@ -255,4 +372,10 @@ function taskUsersOf(raw: string | undefined): ServeConfig['taskUsers'] {
     throw new UsageError(`--task-users wants FIRST-LAST (1 to 4294967294) or off, not ${raw}`);
   }
   return { first, last };
+}
+
+function containerEngineOf(raw: string | undefined): ServeConfig['containerEngine'] {
+  if (raw === undefined) return 'auto';
+  if (raw === 'podman' || raw === 'docker' || raw === 'off') return raw;
+  throw new UsageError(`--container-engine wants podman, docker or off, not ${raw}`);
 }

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import {
   createApp,
   createJsonLogger,
+  createNotifier,
   createScheduler,
+  createSecretBox,
   createServices,
   createTicker,
   type Logger,
@@ -14,7 +16,9 @@ import {
   type Scheduler,
 } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
-import { lockDataDir, prepareWorkRoot, privateDatabaseFile } from './data-dir.js';
+import { chooseContainerEngine, containerInstance } from './container-engine.js';
+import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
+import { loadIdentityKey } from './identity-key.js';
 import { startPurging } from './purging.js';
 import { shellWord } from './shell-word.js';
 import { placeTaskCli } from './task-cli.js';
@@ -36,6 +40,9 @@ export async function serve(config: ServeConfig): Promise<void> {
   // not sync every commit: what the API acknowledges still does, through `store`.
   const workStore = openStore(databaseFile, 'relaxed');
   const taskUsers = chooseTaskUsers(config, logger);
+  const identityKey = loadIdentityKey(config.dataDir, config.identityKeyFile);
+  // Identities are sealed by the services and opened by the scheduler, with the same key.
+  const secrets = createSecretBox(identityKey.key);
   let tls: Awaited<ReturnType<typeof ensureCertificate>> | undefined;
   if (!config.insecureHttp) {
     const given = config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined;
@@ -59,12 +66,22 @@ export async function serve(config: ServeConfig): Promise<void> {
       workRoot: workRoot.dir,
       taskBinDir,
       taskUsers: taskUsers?.range,
+      secrets,
+      container: {
+        engine: chooseContainerEngine(config, process.env, logger),
+        instance: containerInstance(config.dataDir),
+      },
     },
     logger,
   );
   // Installs tell the ticker of changed triggers; it starts once tasks can run (below).
   const ticker = createTicker(store, scheduler, logger);
-  const services = createServices(store, scheduler, undefined, ticker);
+  const services = createServices(store, scheduler, undefined, ticker, secrets);
+  if (!services.identities.adoptKey()) {
+    throw new StartupError(
+      `the identity key ${identityKey.file} is not the key the identities of ${config.dataDir} were stored with: start with that one (--identity-key-file)`,
+    );
+  }
   const firstKey = saveFirstKey(config.dataDir, services.provisioning.bootstrap());
 
   let stopping = false;
@@ -126,6 +143,9 @@ export async function serve(config: ServeConfig): Promise<void> {
   ticker.start();
   // Expired data goes in short batches, on a thread of its own.
   const purger = startPurging(workStore, databaseFile, config.retention, logger);
+  // Notifications of pipelines' ends, those a stop or crash left pending first.
+  const notifier = createNotifier(workStore, { ...config.notifications, smtp: config.smtp, secrets }, logger);
+  notifier.start();
   // A turn later, once the first requests got in: the first install would compile them otherwise.
   setImmediate(() => services.resources.prepare());
 
@@ -134,7 +154,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     serverLock.announceStop(config.stopDeadlineMs + config.abortGraceMs);
     ticker.stop();
     // Side by side, so that the stop lasts no longer than it announced.
-    await Promise.all([purger.stop(), stopWork(scheduler, config.stopDeadlineMs, logger)]);
+    await Promise.all([purger.stop(), notifier.stop(), stopWork(scheduler, config.stopDeadlineMs, logger)]);
     // Only now, and before the lock goes: until here new connections and requests got 503
     // (but those of running tasks), where a closed port would have said nothing.
     server.close();

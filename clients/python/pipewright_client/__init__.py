@@ -17,16 +17,21 @@ from __future__ import absolute_import
 __version__ = "0.0.0"
 
 # import apis into sdk package
+from pipewright_client.api.api_keys_api import APIKeysApi
 from pipewright_client.api.accounts_api import AccountsApi
 from pipewright_client.api.commands_api import CommandsApi
 from pipewright_client.api.events_api import EventsApi
+from pipewright_client.api.identities_api import IdentitiesApi
+from pipewright_client.api.notifications_api import NotificationsApi
 from pipewright_client.api.organization_api import OrganizationApi
 from pipewright_client.api.pipelines_api import PipelinesApi
 from pipewright_client.api.projects_api import ProjectsApi
 from pipewright_client.api.resources_api import ResourcesApi
 from pipewright_client.api.scratchpad_api import ScratchpadApi
 from pipewright_client.api.status_api import StatusApi
+from pipewright_client.api.streams_api import StreamsApi
 from pipewright_client.api.tasks_api import TasksApi
+from pipewright_client.api.webhooks_api import WebhooksApi
 
 # import ApiClient
 from pipewright_client.api_client import ApiClient
@@ -38,8 +43,12 @@ from pipewright_client.exceptions import ApiKeyError
 from pipewright_client.exceptions import ApiException
 # import models into sdk package
 from pipewright_client.models.account import Account
+from pipewright_client.models.account_data import AccountData
 from pipewright_client.models.account_page import AccountPage
 from pipewright_client.models.account_settings import AccountSettings
+from pipewright_client.models.api_key import ApiKey
+from pipewright_client.models.api_key_data import ApiKeyData
+from pipewright_client.models.api_key_page import ApiKeyPage
 from pipewright_client.models.command_data import CommandData
 from pipewright_client.models.command_execution import CommandExecution
 from pipewright_client.models.command_execution_page import CommandExecutionPage
@@ -52,17 +61,38 @@ from pipewright_client.models.daily_schedule import DailySchedule
 from pipewright_client.models.error import Error
 from pipewright_client.models.error_data import ErrorData
 from pipewright_client.models.event import Event
+from pipewright_client.models.event_change import EventChange
 from pipewright_client.models.event_page import EventPage
 from pipewright_client.models.hourly_schedule import HourlySchedule
+from pipewright_client.models.identity import Identity
+from pipewright_client.models.identity_data import IdentityData
+from pipewright_client.models.identity_kind import IdentityKind
+from pipewright_client.models.identity_page import IdentityPage
+from pipewright_client.models.identity_spec import IdentitySpec
 from pipewright_client.models.jsv_error import JsvError
+from pipewright_client.models.new_api_key import NewApiKey
+from pipewright_client.models.new_api_key_all_of import NewApiKeyAllOf
+from pipewright_client.models.notification_attempt import NotificationAttempt
+from pipewright_client.models.notification_delivery import NotificationDelivery
+from pipewright_client.models.notification_delivery_email import NotificationDeliveryEmail
+from pipewright_client.models.notification_delivery_page import NotificationDeliveryPage
+from pipewright_client.models.notification_delivery_status import NotificationDeliveryStatus
+from pipewright_client.models.notification_delivery_webhook import NotificationDeliveryWebhook
+from pipewright_client.models.notification_payload import NotificationPayload
+from pipewright_client.models.notification_payload_failed_tasks import NotificationPayloadFailedTasks
 from pipewright_client.models.organization import Organization
 from pipewright_client.models.pipeline import Pipeline
+from pipewright_client.models.pipeline_change import PipelineChange
 from pipewright_client.models.pipeline_data import PipelineData
+from pipewright_client.models.pipeline_notification import PipelineNotification
+from pipewright_client.models.pipeline_notification_email import PipelineNotificationEmail
+from pipewright_client.models.pipeline_notification_webhook import PipelineNotificationWebhook
 from pipewright_client.models.pipeline_page import PipelinePage
 from pipewright_client.models.pipeline_spec import PipelineSpec
 from pipewright_client.models.pipeline_status import PipelineStatus
 from pipewright_client.models.pipeline_task import PipelineTask
 from pipewright_client.models.project import Project
+from pipewright_client.models.project_change import ProjectChange
 from pipewright_client.models.project_data import ProjectData
 from pipewright_client.models.project_page import ProjectPage
 from pipewright_client.models.resource import Resource
@@ -71,8 +101,16 @@ from pipewright_client.models.resource_set import ResourceSet
 from pipewright_client.models.resource_spec import ResourceSpec
 from pipewright_client.models.step_execution import StepExecution
 from pipewright_client.models.step_execution_status import StepExecutionStatus
+from pipewright_client.models.step_output import StepOutput
+from pipewright_client.models.step_output_chunk import StepOutputChunk
+from pipewright_client.models.stream_end import StreamEnd
+from pipewright_client.models.stream_end_data import StreamEndData
+from pipewright_client.models.stream_start import StreamStart
+from pipewright_client.models.stream_start_data import StreamStartData
 from pipewright_client.models.task import Task
+from pipewright_client.models.task_change import TaskChange
 from pipewright_client.models.task_data import TaskData
+from pipewright_client.models.task_output import TaskOutput
 from pipewright_client.models.task_page import TaskPage
 from pipewright_client.models.task_runtime import TaskRuntime
 from pipewright_client.models.task_runtime_parameters import TaskRuntimeParameters
@@ -83,5 +121,8 @@ from pipewright_client.models.time_schedule import TimeSchedule
 from pipewright_client.models.trigger_data import TriggerData
 from pipewright_client.models.trigger_filter import TriggerFilter
 from pipewright_client.models.trigger_spec import TriggerSpec
+from pipewright_client.models.trigger_webhook import TriggerWebhook
+from pipewright_client.models.trigger_webhook_delivery import TriggerWebhookDelivery
+from pipewright_client.models.trigger_webhook_secret import TriggerWebhookSecret
 from pipewright_client.models.weekly_schedule import WeeklySchedule
 

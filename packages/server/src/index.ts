@@ -1,11 +1,29 @@
 export { type AppOptions, createApp, DEFAULT_RATE_LIMIT } from './app.js';
 export { DomainError } from './domain/errors.js';
+export {
+  createSecretBox,
+  newSecretKeyText,
+  parseSecretKey,
+  type SecretBox,
+} from './domain/secret-box.js';
 export type { RateLimit } from './http/rate-limit.js';
 export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';
-export { DEFAULT_SEARCH_PATH, runSteps } from './runner/index.js';
+export {
+  type ContainerEngine,
+  type ContainerEngineName,
+  DEFAULT_SEARCH_PATH,
+  findEngine,
+  runSteps,
+} from './runner/index.js';
 export { taskUsersProblem, type UidRange } from './runner/task-users.js';
 export { treeRemovalArgv } from './runner/tree-removal.js';
+export {
+  createNotifier,
+  type Notifier,
+  type NotifierOptions,
+  type SmtpOptions,
+} from './scheduler/notifier.js';
 export {
   createPurger,
   type PurgeCounts,

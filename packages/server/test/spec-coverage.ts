@@ -16,6 +16,9 @@ const events = 'test/api/events.test.ts';
 const resources = 'test/api/resources.test.ts';
 const ticker = 'test/unit/ticker.test.ts';
 const schedules = 'test/unit/schedules.test.ts';
+const webhooks = 'test/api/webhooks.test.ts';
+const timeouts = 'test/api/timeouts.test.ts';
+const notifications = 'test/api/notifications.test.ts';
 
 const RUNS_A_COMMAND = `${commands} > stores the execution, fills defaults, and runs its pipelines with the parameters`;
 const STARTS_ON_EVENT = `${events} > stores one event per matching trigger and starts its pipelines`;
@@ -29,7 +32,19 @@ const VERSION_AND_TYPE = `${properties} > refuses a spec of another version, or 
 const HOURLY = `${ticker} > ticks an hourly schedule on time, once per tick`;
 const DAILY = `${ticker} > ticks a daily schedule over the end of a month on time, once per tick`;
 const WEEKLY = `${ticker} > ticks a weekly schedule across weeks on time, once per tick`;
-const CONTAINER = `${properties} > runs the steps of a container runtime through the engine on the PATH, in its image, and local ones directly`;
+const containers = 'test/api/containers.test.ts';
+const NOTIFIES_FAILURE = `${notifications} > posts a failed pipeline to its webhook, signed with its identity, and emails its addresses`;
+const NOTIFIES_WHEN_ASKED = `${notifications} > notifies a successful or aborted end only when a notification asks for it`;
+const REFUSES_NOTIFICATIONS = `${notifications} > refuses a notification without a webhook or an email, or with a bad URL or address`;
+const CONTAINER = `${containers} > runs each step in a new container of its image, as the task user, with the contract of a local step`;
+const CONTAINER_LIMITS = `${containers} > limits memory and CPUs, and turns the network off, as the runtime says`;
+const identities = 'test/api/identities.test.ts';
+const IDENTITY_CREATED = `${identities} > stores an identity and answers 201 with its members and variables, never its values`;
+const IDENTITY_VARIABLES = `${identities} > gives the steps their variables, and SSH keys as files only the task reads`;
+const IDENTITY_MASKED = `${identities} > masks every value in the stored output, even written in pieces`;
+
+const CREATES_AN_ACCOUNT =
+  'test/api/accounts.test.ts > creates an account in the organization of an admin, with no key yet, and answers 201';
 
 export type TestReference = string;
 
@@ -39,6 +54,13 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     'test/api/projects.test.ts > creates a project in the organization of the key and answers 201',
     'test/api/projects.test.ts > renames a project',
   ],
+  'AccountData.email_address': CREATES_AN_ACCOUNT,
+  'AccountData.role': CREATES_AN_ACCOUNT,
+  'AccountData.name': CREATES_AN_ACCOUNT,
+  'ApiKeyData.account_id':
+    'test/api/api-keys.test.ts > lets an admin create a key for another account of its organization',
+  'ApiKeyData.name':
+    'test/api/api-keys.test.ts > creates a key for the caller, shows it once, and the key works with the role of its account',
   'ResourceSet.specs': `${resources} > keeps unchanged resources as they are, updates changed ones in place, deletes missing ones`,
 
   'TaskSpec.type': [EACH_TYPE, VERSION_AND_TYPE],
@@ -57,9 +79,25 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     CONTAINER,
     'test/unit/runner-container.test.ts > refuses an image name the engine would read as an option',
   ],
-  'TaskData.identities': CONTEXT_FILE,
+  'TaskRuntime.parameters.pull': [
+    `${containers} > pulls the image as the runtime says: never`,
+    `${containers} > pulls the image as the runtime says: always`,
+  ],
+  'TaskRuntime.parameters.memory': CONTAINER_LIMITS,
+  'TaskRuntime.parameters.cpus': CONTAINER_LIMITS,
+  'TaskRuntime.parameters.network': [CONTAINER, CONTAINER_LIMITS],
+  'TaskData.identities': [
+    CONTEXT_FILE,
+    IDENTITY_VARIABLES,
+    `${identities} > deletes an identity; tasks naming it then fail at their start, saying so`,
+  ],
   'TaskData.environment': CLEAN_ENVIRONMENT,
   'TaskData.steps': FIRST_FAILING_STEP,
+  'TaskData.timeout': [
+    `${timeouts} > counts the task's timeout over all its steps, and stops the one running when it passes`,
+    `${timeouts} > retries a task that timed out, with its full time again`,
+    `${timeouts} > stops a task without a timeout of its own, and a task's own timeout overrides it`,
+  ],
   'TaskStep.label': [FIRST_FAILING_STEP, RUNS_A_COMMAND],
   'TaskStep.command':
     'test/reliability/injection.test.ts > passes the arguments of a command step as they are',
@@ -72,6 +110,7 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     'test/unit/runner.test.ts > runs code without a #! line under /bin/sh with set -eu',
     'test/unit/runner.test.ts > runs code with a #! line with its own interpreter',
   ],
+  'TaskStep.timeout': `${timeouts} > stops a step past its timeout as an abort does, and fails the task naming the step and the timeout`,
   'TaskStep.source': `${properties} > keeps the source of a step only to show it, and runs its code`,
   'CommandParameter.name': RUNS_A_COMMAND,
   'CommandParameter.type': [
@@ -100,6 +139,20 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     'test/api/retention.test.ts > keeps the step output of a pipeline with a retention of its own for that retention',
   ],
   'PipelineData.tasks': DEPENDENCY_ORDER,
+  'PipelineData.notifications': [NOTIFIES_FAILURE, NOTIFIES_WHEN_ASKED],
+  'PipelineNotification.on': [NOTIFIES_WHEN_ASKED, REFUSES_NOTIFICATIONS],
+  'PipelineNotification.webhook': [NOTIFIES_FAILURE, REFUSES_NOTIFICATIONS],
+  'PipelineNotification.webhook.url': [
+    NOTIFIES_FAILURE,
+    `${notifications} > retries a receiver that answers 500, then 200, and shows both attempts`,
+    REFUSES_NOTIFICATIONS,
+  ],
+  'PipelineNotification.webhook.identity': [
+    NOTIFIES_FAILURE,
+    `${notifications} > fails the attempts of a webhook whose identity the project lacks, saying so`,
+  ],
+  'PipelineNotification.email': [NOTIFIES_FAILURE, REFUSES_NOTIFICATIONS],
+  'PipelineNotification.email.to': [NOTIFIES_FAILURE, REFUSES_NOTIFICATIONS],
   'PipelineTask.name': `${properties} > runs one task resource under two entry names, which name its tasks, each with its label`,
   'PipelineTask.label': `${properties} > runs one task resource under two entry names, which name its tasks, each with its label`,
   'PipelineTask.task': DEPENDENCY_ORDER,
@@ -149,6 +202,7 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     STARTS_ON_EVENT,
     'test/api/time-triggers.test.ts > run their pipelines at each tick of their schedule',
     `${ticker} > plans anew a trigger that was of another connector for a while`,
+    `${webhooks} > starts the trigger's pipeline with a signed GitHub delivery, the body as the event's data`,
   ],
   'TriggerData.event': [
     `${properties} > fires a trigger only for the events of its name`,
@@ -175,6 +229,19 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
     `${events} > matches regular expressions in linear time, and answers other organizations meanwhile`,
   ],
   'TriggerFilter.does_not_match': `${events} > filters with does_not_match`,
+  'TriggerData.parameters.sender': [
+    `${webhooks} > starts the trigger's pipeline with a signed GitHub delivery, the body as the event's data`,
+    `${webhooks} > checks GitLab's token, and takes the kind of a delivery from its object_kind`,
+    `${webhooks} > checks a generic HMAC-SHA256 signature, with or without its prefix`,
+  ],
+  'TriggerData.parameters.signed': [
+    `${webhooks} > refuses every delivery of a signed trigger until its secret is set, and after it is removed`,
+    `${webhooks} > accepts unsigned deliveries when the trigger says signed: false`,
+  ],
+  'TriggerWebhookSecret.secret': [
+    `${webhooks} > refuses every delivery of a signed trigger until its secret is set, and after it is removed`,
+    `${webhooks} > gives a webhook to triggers of connector webhook only`,
+  ],
   'TimeSchedule.oneshot': `${ticker} > ticks a oneshot on time, once per tick`,
   'TimeSchedule.periodic': [
     `${ticker} > ticks a periodic schedule on time, once per tick`,
@@ -205,6 +272,23 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
   'CustomEvent.connector': `${events} > accepts only the custom connector`,
   'CustomEvent.name': `${properties} > fires a trigger only for the events of its name`,
   'CustomEvent.data': [STARTS_ON_EVENT, `${events} > filters with is_equal_to`],
+
+  'IdentitySpec.name': [
+    IDENTITY_CREATED,
+    `${identities} > refuses a name taken in the project, or one giving the same variables`,
+  ],
+  'IdentitySpec.kind': [
+    IDENTITY_VARIABLES,
+    `${identities} > checks the members of each kind, reporting every problem`,
+  ],
+  'IdentitySpec.description': IDENTITY_CREATED,
+  'IdentitySpec.data': [IDENTITY_VARIABLES, IDENTITY_MASKED],
+  'IdentityData.value': IDENTITY_VARIABLES,
+  'IdentityData.username': IDENTITY_VARIABLES,
+  'IdentityData.password': IDENTITY_VARIABLES,
+  'IdentityData.token': IDENTITY_VARIABLES,
+  'IdentityData.private_key': [IDENTITY_VARIABLES, IDENTITY_MASKED],
+  'IdentityData.known_hosts': IDENTITY_VARIABLES,
 };
 
 /**

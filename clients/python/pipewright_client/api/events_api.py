@@ -306,7 +306,7 @@ class EventsApi(object):
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
         :param str connector: Only return events of this connector: `custom` for events created with `POST /events`, `time` for the ticks of time triggers, `command` for events stored by command executions.
         :param str name: Only return events with this name (exact match). Combine it with `connector`, since names are chosen per connector.
-        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -339,7 +339,7 @@ class EventsApi(object):
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
         :param str connector: Only return events of this connector: `custom` for events created with `POST /events`, `time` for the ticks of time triggers, `command` for events stored by command executions.
         :param str name: Only return events with this name (exact match). Combine it with `connector`, since names are chosen per connector.
-        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will

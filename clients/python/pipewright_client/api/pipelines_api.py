@@ -293,7 +293,7 @@ class PipelinesApi(object):
     def list_pipelines(self, x_service_project_id, **kwargs):  # noqa: E501
         """List pipelines  # noqa: E501
 
-        Returns one page of the pipelines (pipeline instances) of the current project, optionally those in one status only. Sorts: `id` (default), `event_time` and `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.  # noqa: E501
+        Returns one page of the pipelines (pipeline instances) of the current project. Filters narrow it, each given one must hold: the status, the event that instantiated them (what a client that sent an event reads next), the name, the trigger or the command that started them, and a period of creation. Sorts: `id` (default), `event_time` and `creation_time`; a period of creation reads fastest sorted by `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.list_pipelines(x_service_project_id, async_req=True)
@@ -307,6 +307,12 @@ class PipelinesApi(object):
         :param str sort: Field the pipelines are sorted by. `id` follows creation time (identifiers are time-sortable); `event_time` the time of the event that started the pipeline; `creation_time` the time the pipeline was instantiated (restarts do not change it). Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
         :param PipelineStatus status: Only return pipelines in this status.
+        :param str event_id: Only return the pipelines that the event with this identifier instantiated (as `event_id` of a pipeline: a custom event, a command execution's event, a time trigger's tick or a replay). An identifier that designates no event gives an empty page, not an error.
+        :param str name: Only return the pipelines of this name (exact match): the instances of the pipeline resource of that name, including those instantiated before it was renamed or deleted.
+        :param str trigger_id: Only return the pipelines that the trigger resource with this identifier instantiated (their `trigger_id`). An identifier that designates no trigger gives an empty page, not an error.
+        :param str command_id: Only return the pipelines that executions of the command resource with this identifier instantiated (their `command_id`). An identifier that designates no command gives an empty page, not an error.
+        :param datetime creation_time_since: Only return the elements created at this moment or later (`creation_time` >= the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`. With `creation_time_before`, it selects a period: one day is `creation_time_since=2026-11-22T00:00:00Z&creation_time_before=2026-11-23T00:00:00Z`.
+        :param datetime creation_time_before: Only return the elements created strictly before this moment (`creation_time` < the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`.
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -324,7 +330,7 @@ class PipelinesApi(object):
     def list_pipelines_with_http_info(self, x_service_project_id, **kwargs):  # noqa: E501
         """List pipelines  # noqa: E501
 
-        Returns one page of the pipelines (pipeline instances) of the current project, optionally those in one status only. Sorts: `id` (default), `event_time` and `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.  # noqa: E501
+        Returns one page of the pipelines (pipeline instances) of the current project. Filters narrow it, each given one must hold: the status, the event that instantiated them (what a client that sent an event reads next), the name, the trigger or the command that started them, and a period of creation. Sorts: `id` (default), `event_time` and `creation_time`; a period of creation reads fastest sorted by `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.  # noqa: E501
         This method makes a synchronous HTTP request by default. To make an
         asynchronous HTTP request, please pass async_req=True
         >>> thread = api.list_pipelines_with_http_info(x_service_project_id, async_req=True)
@@ -338,6 +344,12 @@ class PipelinesApi(object):
         :param str sort: Field the pipelines are sorted by. `id` follows creation time (identifiers are time-sortable); `event_time` the time of the event that started the pipeline; `creation_time` the time the pipeline was instantiated (restarts do not change it). Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
         :param PipelineStatus status: Only return pipelines in this status.
+        :param str event_id: Only return the pipelines that the event with this identifier instantiated (as `event_id` of a pipeline: a custom event, a command execution's event, a time trigger's tick or a replay). An identifier that designates no event gives an empty page, not an error.
+        :param str name: Only return the pipelines of this name (exact match): the instances of the pipeline resource of that name, including those instantiated before it was renamed or deleted.
+        :param str trigger_id: Only return the pipelines that the trigger resource with this identifier instantiated (their `trigger_id`). An identifier that designates no trigger gives an empty page, not an error.
+        :param str command_id: Only return the pipelines that executions of the command resource with this identifier instantiated (their `command_id`). An identifier that designates no command gives an empty page, not an error.
+        :param datetime creation_time_since: Only return the elements created at this moment or later (`creation_time` >= the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`. With `creation_time_before`, it selects a period: one day is `creation_time_since=2026-11-22T00:00:00Z&creation_time_before=2026-11-23T00:00:00Z`.
+        :param datetime creation_time_before: Only return the elements created strictly before this moment (`creation_time` < the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`.
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will
@@ -361,7 +373,13 @@ class PipelinesApi(object):
             'size',
             'sort',
             'order',
-            'status'
+            'status',
+            'event_id',
+            'name',
+            'trigger_id',
+            'command_id',
+            'creation_time_since',
+            'creation_time_before'
         ]
         all_params.extend(
             [
@@ -407,6 +425,14 @@ class PipelinesApi(object):
             raise ApiValueError("Invalid value for parameter `size` when calling `list_pipelines`, must be a value less than or equal to `100`")  # noqa: E501
         if self.api_client.client_side_validation and 'size' in local_var_params and local_var_params['size'] < 0:  # noqa: E501
             raise ApiValueError("Invalid value for parameter `size` when calling `list_pipelines`, must be a value greater than or equal to `0`")  # noqa: E501
+        if self.api_client.client_side_validation and 'event_id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['event_id']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `event_id` when calling `list_pipelines`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'name' in local_var_params and not re.search(r'^[a-z0-9][a-z0-9_-]{0,99}$', local_var_params['name']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `name` when calling `list_pipelines`, must conform to the pattern `/^[a-z0-9][a-z0-9_-]{0,99}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'trigger_id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['trigger_id']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `trigger_id` when calling `list_pipelines`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'command_id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['command_id']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `command_id` when calling `list_pipelines`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
         collection_formats = {}
 
         path_params = {}
@@ -424,6 +450,18 @@ class PipelinesApi(object):
             query_params.append(('order', local_var_params['order']))  # noqa: E501
         if 'status' in local_var_params and local_var_params['status'] is not None:  # noqa: E501
             query_params.append(('status', local_var_params['status']))  # noqa: E501
+        if 'event_id' in local_var_params and local_var_params['event_id'] is not None:  # noqa: E501
+            query_params.append(('event_id', local_var_params['event_id']))  # noqa: E501
+        if 'name' in local_var_params and local_var_params['name'] is not None:  # noqa: E501
+            query_params.append(('name', local_var_params['name']))  # noqa: E501
+        if 'trigger_id' in local_var_params and local_var_params['trigger_id'] is not None:  # noqa: E501
+            query_params.append(('trigger_id', local_var_params['trigger_id']))  # noqa: E501
+        if 'command_id' in local_var_params and local_var_params['command_id'] is not None:  # noqa: E501
+            query_params.append(('command_id', local_var_params['command_id']))  # noqa: E501
+        if 'creation_time_since' in local_var_params and local_var_params['creation_time_since'] is not None:  # noqa: E501
+            query_params.append(('creation_time_since', local_var_params['creation_time_since']))  # noqa: E501
+        if 'creation_time_before' in local_var_params and local_var_params['creation_time_before'] is not None:  # noqa: E501
+            query_params.append(('creation_time_before', local_var_params['creation_time_before']))  # noqa: E501
 
         header_params = {}
         if 'x_service_project_id' in local_var_params:

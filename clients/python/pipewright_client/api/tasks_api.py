@@ -313,7 +313,7 @@ class TasksApi(object):
         :param int size: Maximum number of elements in the page, 0 to 100. A page may hold fewer elements than asked for. A value out of range is rejected with `400 invalid_query_parameter`.
         :param str sort: Field the tasks are sorted by. `id` follows creation time (identifiers are time-sortable); `creation_time` the time the task was instantiated. Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
-        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
         :param TaskStatus status: Only return tasks in this status.
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
@@ -345,7 +345,7 @@ class TasksApi(object):
         :param int size: Maximum number of elements in the page, 0 to 100. A page may hold fewer elements than asked for. A value out of range is rejected with `400 invalid_query_parameter`.
         :param str sort: Field the tasks are sorted by. `id` follows creation time (identifiers are time-sortable); `creation_time` the time the task was instantiated. Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
         :param str order: Direction of the sort, ascending (`asc`) or descending (`desc`).
-        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+        :param str pipeline_id: Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
         :param TaskStatus status: Only return tasks in this status.
         :param _return_http_data_only: response data without head status code
                                        and headers

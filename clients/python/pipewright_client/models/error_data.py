@@ -36,17 +36,19 @@ class ErrorData(object):
         'jsv_errors': 'list[JsvError]',
         'parameter': 'str',
         'reason': 'str',
-        'target': 'str'
+        'target': 'str',
+        'header': 'str'
     }
 
     attribute_map = {
         'jsv_errors': 'jsv_errors',
         'parameter': 'parameter',
         'reason': 'reason',
-        'target': 'target'
+        'target': 'target',
+        'header': 'header'
     }
 
-    def __init__(self, jsv_errors=None, parameter=None, reason=None, target=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, jsv_errors=None, parameter=None, reason=None, target=None, header=None, local_vars_configuration=None):  # noqa: E501
         """ErrorData - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -56,6 +58,7 @@ class ErrorData(object):
         self._parameter = None
         self._reason = None
         self._target = None
+        self._header = None
         self.discriminator = None
 
         if jsv_errors is not None:
@@ -66,6 +69,8 @@ class ErrorData(object):
             self.reason = reason
         if target is not None:
             self.target = target
+        if header is not None:
+            self.header = header
 
     @property
     def jsv_errors(self):
@@ -158,6 +163,29 @@ class ErrorData(object):
         """
 
         self._target = target
+
+    @property
+    def header(self):
+        """Gets the header of this ErrorData.  # noqa: E501
+
+        For `invalid_webhook_signature`, the header that must carry the signature or token.  # noqa: E501
+
+        :return: The header of this ErrorData.  # noqa: E501
+        :rtype: str
+        """
+        return self._header
+
+    @header.setter
+    def header(self, header):
+        """Sets the header of this ErrorData.
+
+        For `invalid_webhook_signature`, the header that must carry the signature or token.  # noqa: E501
+
+        :param header: The header of this ErrorData.  # noqa: E501
+        :type: str
+        """
+
+        self._header = header
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -35,16 +35,18 @@ class PipelineData(object):
     openapi_types = {
         'concurrent': 'bool',
         'retention': 'int',
+        'notifications': 'list[PipelineNotification]',
         'tasks': 'list[PipelineTask]'
     }
 
     attribute_map = {
         'concurrent': 'concurrent',
         'retention': 'retention',
+        'notifications': 'notifications',
         'tasks': 'tasks'
     }
 
-    def __init__(self, concurrent=False, retention=None, tasks=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, concurrent=False, retention=None, notifications=None, tasks=None, local_vars_configuration=None):  # noqa: E501
         """PipelineData - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -52,6 +54,7 @@ class PipelineData(object):
 
         self._concurrent = None
         self._retention = None
+        self._notifications = None
         self._tasks = None
         self.discriminator = None
 
@@ -59,6 +62,8 @@ class PipelineData(object):
             self.concurrent = concurrent
         if retention is not None:
             self.retention = retention
+        if notifications is not None:
+            self.notifications = notifications
         self.tasks = tasks
 
     @property
@@ -112,6 +117,29 @@ class PipelineData(object):
             raise ValueError("Invalid value for `retention`, must be a value greater than or equal to `1`")  # noqa: E501
 
         self._retention = retention
+
+    @property
+    def notifications(self):
+        """Gets the notifications of this PipelineData.  # noqa: E501
+
+        Who hears of the pipeline's end: webhooks and emails, each for the statuses it names (by default only `failed`). A pipeline keeps the notifications of the spec it was instantiated with.  # noqa: E501
+
+        :return: The notifications of this PipelineData.  # noqa: E501
+        :rtype: list[PipelineNotification]
+        """
+        return self._notifications
+
+    @notifications.setter
+    def notifications(self, notifications):
+        """Sets the notifications of this PipelineData.
+
+        Who hears of the pipeline's end: webhooks and emails, each for the statuses it names (by default only `failed`). A pipeline keeps the notifications of the spec it was instantiated with.  # noqa: E501
+
+        :param notifications: The notifications of this PipelineData.  # noqa: E501
+        :type: list[PipelineNotification]
+        """
+
+        self._notifications = notifications
 
     @property
     def tasks(self):

@@ -37,6 +37,7 @@ class TaskData(object):
         'runtime': 'TaskRuntime',
         'identities': 'list[str]',
         'environment': 'dict(str, str)',
+        'timeout': 'int',
         'steps': 'list[TaskStep]'
     }
 
@@ -45,10 +46,11 @@ class TaskData(object):
         'runtime': 'runtime',
         'identities': 'identities',
         'environment': 'environment',
+        'timeout': 'timeout',
         'steps': 'steps'
     }
 
-    def __init__(self, parameters=None, runtime=None, identities=None, environment=None, steps=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, parameters=None, runtime=None, identities=None, environment=None, timeout=None, steps=None, local_vars_configuration=None):  # noqa: E501
         """TaskData - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -58,6 +60,7 @@ class TaskData(object):
         self._runtime = None
         self._identities = None
         self._environment = None
+        self._timeout = None
         self._steps = None
         self.discriminator = None
 
@@ -69,6 +72,8 @@ class TaskData(object):
             self.identities = identities
         if environment is not None:
             self.environment = environment
+        if timeout is not None:
+            self.timeout = timeout
         self.steps = steps
 
     @property
@@ -119,7 +124,7 @@ class TaskData(object):
     def identities(self):
         """Gets the identities of this TaskData.  # noqa: E501
 
-        Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`).  # noqa: E501
+        Names of identities of the project (credentials, made with `POST /identities`, never in this file) whose values the steps of the task get, as variables and files named after them (see `IdentityKind`), and masked in their output. They are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). An attempt of a task naming an identity the project does not have fails at its start, saying so.  # noqa: E501
 
         :return: The identities of this TaskData.  # noqa: E501
         :rtype: list[str]
@@ -130,7 +135,7 @@ class TaskData(object):
     def identities(self, identities):
         """Sets the identities of this TaskData.
 
-        Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`).  # noqa: E501
+        Names of identities of the project (credentials, made with `POST /identities`, never in this file) whose values the steps of the task get, as variables and files named after them (see `IdentityKind`), and masked in their output. They are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). An attempt of a task naming an identity the project does not have fails at its start, saying so.  # noqa: E501
 
         :param identities: The identities of this TaskData.  # noqa: E501
         :type: list[str]
@@ -160,6 +165,35 @@ class TaskData(object):
         """
 
         self._environment = environment
+
+    @property
+    def timeout(self):
+        """Gets the timeout of this TaskData.  # noqa: E501
+
+        Seconds each attempt of the task may run, at most 7 days, counted from the start of the attempt. When they pass, the running step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt fails with a message naming the timeout: a failure like any other, retried when the pipeline entry has retries left, each retry with its full time again. Without it, the server's default task timeout applies (an option of the server, 6 hours unless its operator changes it).  # noqa: E501
+
+        :return: The timeout of this TaskData.  # noqa: E501
+        :rtype: int
+        """
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, timeout):
+        """Sets the timeout of this TaskData.
+
+        Seconds each attempt of the task may run, at most 7 days, counted from the start of the attempt. When they pass, the running step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt fails with a message naming the timeout: a failure like any other, retried when the pipeline entry has retries left, each retry with its full time again. Without it, the server's default task timeout applies (an option of the server, 6 hours unless its operator changes it).  # noqa: E501
+
+        :param timeout: The timeout of this TaskData.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                timeout is not None and timeout > 604800):  # noqa: E501
+            raise ValueError("Invalid value for `timeout`, must be a value less than or equal to `604800`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                timeout is not None and timeout < 1):  # noqa: E501
+            raise ValueError("Invalid value for `timeout`, must be a value greater than or equal to `1`")  # noqa: E501
+
+        self._timeout = timeout
 
     @property
     def steps(self):

@@ -33,24 +33,44 @@ class TaskRuntimeParameters(object):
                             and the value is json key in definition.
     """
     openapi_types = {
-        'image': 'str'
+        'image': 'str',
+        'pull': 'str',
+        'memory': 'int',
+        'cpus': 'float',
+        'network': 'bool'
     }
 
     attribute_map = {
-        'image': 'image'
+        'image': 'image',
+        'pull': 'pull',
+        'memory': 'memory',
+        'cpus': 'cpus',
+        'network': 'network'
     }
 
-    def __init__(self, image=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, image=None, pull='missing', memory=None, cpus=None, network=True, local_vars_configuration=None):  # noqa: E501
         """TaskRuntimeParameters - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
         self.local_vars_configuration = local_vars_configuration
 
         self._image = None
+        self._pull = None
+        self._memory = None
+        self._cpus = None
+        self._network = None
         self.discriminator = None
 
         if image is not None:
             self.image = image
+        if pull is not None:
+            self.pull = pull
+        if memory is not None:
+            self.memory = memory
+        if cpus is not None:
+            self.cpus = cpus
+        if network is not None:
+            self.network = network
 
     @property
     def image(self):
@@ -77,6 +97,116 @@ class TaskRuntimeParameters(object):
             raise ValueError(r"Invalid value for `image`, must be a follow pattern or equal to `/^[^\x00]*$/`")  # noqa: E501
 
         self._image = image
+
+    @property
+    def pull(self):
+        """Gets the pull of this TaskRuntimeParameters.  # noqa: E501
+
+        When the engine pulls the image: `missing`, only when the host does not have it; `always`, before every step (a step whose pull fails fails); `never`, a step whose image the host does not have fails.  # noqa: E501
+
+        :return: The pull of this TaskRuntimeParameters.  # noqa: E501
+        :rtype: str
+        """
+        return self._pull
+
+    @pull.setter
+    def pull(self, pull):
+        """Sets the pull of this TaskRuntimeParameters.
+
+        When the engine pulls the image: `missing`, only when the host does not have it; `always`, before every step (a step whose pull fails fails); `never`, a step whose image the host does not have fails.  # noqa: E501
+
+        :param pull: The pull of this TaskRuntimeParameters.  # noqa: E501
+        :type: str
+        """
+        allowed_values = ["missing", "always", "never"]  # noqa: E501
+        if self.local_vars_configuration.client_side_validation and pull not in allowed_values:  # noqa: E501
+            raise ValueError(
+                "Invalid value for `pull` ({0}), must be one of {1}"  # noqa: E501
+                .format(pull, allowed_values)
+            )
+
+        self._pull = pull
+
+    @property
+    def memory(self):
+        """Gets the memory of this TaskRuntimeParameters.  # noqa: E501
+
+        Memory each step's container may use, in MiB (6 MiB to 1 TiB); past it, the kernel kills a process of the step. No limit when absent.  # noqa: E501
+
+        :return: The memory of this TaskRuntimeParameters.  # noqa: E501
+        :rtype: int
+        """
+        return self._memory
+
+    @memory.setter
+    def memory(self, memory):
+        """Sets the memory of this TaskRuntimeParameters.
+
+        Memory each step's container may use, in MiB (6 MiB to 1 TiB); past it, the kernel kills a process of the step. No limit when absent.  # noqa: E501
+
+        :param memory: The memory of this TaskRuntimeParameters.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                memory is not None and memory > 1048576):  # noqa: E501
+            raise ValueError("Invalid value for `memory`, must be a value less than or equal to `1048576`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                memory is not None and memory < 6):  # noqa: E501
+            raise ValueError("Invalid value for `memory`, must be a value greater than or equal to `6`")  # noqa: E501
+
+        self._memory = memory
+
+    @property
+    def cpus(self):
+        """Gets the cpus of this TaskRuntimeParameters.  # noqa: E501
+
+        CPUs each step's container may use, as a number of CPUs' worth of time (`0.5`: half of one); no limit when absent.  # noqa: E501
+
+        :return: The cpus of this TaskRuntimeParameters.  # noqa: E501
+        :rtype: float
+        """
+        return self._cpus
+
+    @cpus.setter
+    def cpus(self, cpus):
+        """Sets the cpus of this TaskRuntimeParameters.
+
+        CPUs each step's container may use, as a number of CPUs' worth of time (`0.5`: half of one); no limit when absent.  # noqa: E501
+
+        :param cpus: The cpus of this TaskRuntimeParameters.  # noqa: E501
+        :type: float
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                cpus is not None and cpus > 1024):  # noqa: E501
+            raise ValueError("Invalid value for `cpus`, must be a value less than or equal to `1024`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                cpus is not None and cpus < 0.01):  # noqa: E501
+            raise ValueError("Invalid value for `cpus`, must be a value greater than or equal to `0.01`")  # noqa: E501
+
+        self._cpus = cpus
+
+    @property
+    def network(self):
+        """Gets the network of this TaskRuntimeParameters.  # noqa: E501
+
+        `true`: steps share the network of the server's host, so that they reach the server at `PIPEWRIGHT_API_URL` (127.0.0.1 included). `false`: steps have no network but a loopback of their own, and cannot reach the server.  # noqa: E501
+
+        :return: The network of this TaskRuntimeParameters.  # noqa: E501
+        :rtype: bool
+        """
+        return self._network
+
+    @network.setter
+    def network(self, network):
+        """Sets the network of this TaskRuntimeParameters.
+
+        `true`: steps share the network of the server's host, so that they reach the server at `PIPEWRIGHT_API_URL` (127.0.0.1 included). `false`: steps have no network but a loopback of their own, and cannot reach the server.  # noqa: E501
+
+        :param network: The network of this TaskRuntimeParameters.  # noqa: E501
+        :type: bool
+        """
+
+        self._network = network
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -37,6 +37,7 @@ class TaskStep(object):
         'command': 'str',
         'arguments': 'list[str]',
         'code': 'str',
+        'timeout': 'int',
         'source': 'str'
     }
 
@@ -45,10 +46,11 @@ class TaskStep(object):
         'command': 'command',
         'arguments': 'arguments',
         'code': 'code',
+        'timeout': 'timeout',
         'source': 'source'
     }
 
-    def __init__(self, label=None, command=None, arguments=None, code=None, source=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, label=None, command=None, arguments=None, code=None, timeout=None, source=None, local_vars_configuration=None):  # noqa: E501
         """TaskStep - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -58,6 +60,7 @@ class TaskStep(object):
         self._command = None
         self._arguments = None
         self._code = None
+        self._timeout = None
         self._source = None
         self.discriminator = None
 
@@ -69,6 +72,8 @@ class TaskStep(object):
             self.arguments = arguments
         if code is not None:
             self.code = code
+        if timeout is not None:
+            self.timeout = timeout
         if source is not None:
             self.source = source
 
@@ -169,6 +174,35 @@ class TaskStep(object):
             raise ValueError(r"Invalid value for `code`, must be a follow pattern or equal to `/^[^\x00]*$/`")  # noqa: E501
 
         self._code = code
+
+    @property
+    def timeout(self):
+        """Gets the timeout of this TaskStep.  # noqa: E501
+
+        Seconds the step may run, at most 7 days. When they pass, the step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt of the task fails with a message naming the step and its timeout, retried like any other failure. The task's timeout still holds: whichever passes first stops the step.  # noqa: E501
+
+        :return: The timeout of this TaskStep.  # noqa: E501
+        :rtype: int
+        """
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, timeout):
+        """Sets the timeout of this TaskStep.
+
+        Seconds the step may run, at most 7 days. When they pass, the step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt of the task fails with a message naming the step and its timeout, retried like any other failure. The task's timeout still holds: whichever passes first stops the step.  # noqa: E501
+
+        :param timeout: The timeout of this TaskStep.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                timeout is not None and timeout > 604800):  # noqa: E501
+            raise ValueError("Invalid value for `timeout`, must be a value less than or equal to `604800`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                timeout is not None and timeout < 1):  # noqa: E501
+            raise ValueError("Invalid value for `timeout`, must be a value greater than or equal to `1`")  # noqa: E501
+
+        self._timeout = timeout
 
     @property
     def source(self):

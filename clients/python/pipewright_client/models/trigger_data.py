@@ -73,7 +73,7 @@ class TriggerData(object):
     def connector(self):
         """Gets the connector of this TriggerData.  # noqa: E501
 
-        Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule.  # noqa: E501
+        Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule, `webhook` for the deliveries posted to the trigger's webhook URL.  # noqa: E501
 
         :return: The connector of this TriggerData.  # noqa: E501
         :rtype: str
@@ -84,14 +84,14 @@ class TriggerData(object):
     def connector(self, connector):
         """Sets the connector of this TriggerData.
 
-        Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule.  # noqa: E501
+        Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule, `webhook` for the deliveries posted to the trigger's webhook URL.  # noqa: E501
 
         :param connector: The connector of this TriggerData.  # noqa: E501
         :type: str
         """
         if self.local_vars_configuration.client_side_validation and connector is None:  # noqa: E501
             raise ValueError("Invalid value for `connector`, must not be `None`")  # noqa: E501
-        allowed_values = ["custom", "time"]  # noqa: E501
+        allowed_values = ["custom", "time", "webhook"]  # noqa: E501
         if self.local_vars_configuration.client_side_validation and connector not in allowed_values:  # noqa: E501
             raise ValueError(
                 "Invalid value for `connector` ({0}), must be one of {1}"  # noqa: E501
@@ -104,7 +104,7 @@ class TriggerData(object):
     def event(self):
         """Gets the event of this TriggerData.  # noqa: E501
 
-        Name of the events to react to: the `name` of a custom event, or `tick`, the only event of the `time` connector.  # noqa: E501
+        Name of the events to react to: the `name` of a custom event, `tick`, the only event of the `time` connector, or for `webhook` the kind of the delivery: GitHub's `X-GitHub-Event` header (`push`, `pull_request`...), GitLab's `object_kind` (`push`, `merge_request`...); any delivery of a `generic` sender is of the trigger's `event`.  # noqa: E501
 
         :return: The event of this TriggerData.  # noqa: E501
         :rtype: str
@@ -115,7 +115,7 @@ class TriggerData(object):
     def event(self, event):
         """Sets the event of this TriggerData.
 
-        Name of the events to react to: the `name` of a custom event, or `tick`, the only event of the `time` connector.  # noqa: E501
+        Name of the events to react to: the `name` of a custom event, `tick`, the only event of the `time` connector, or for `webhook` the kind of the delivery: GitHub's `X-GitHub-Event` header (`push`, `pull_request`...), GitLab's `object_kind` (`push`, `merge_request`...); any delivery of a `generic` sender is of the trigger's `event`.  # noqa: E501
 
         :param event: The event of this TriggerData.  # noqa: E501
         :type: str
@@ -135,7 +135,7 @@ class TriggerData(object):
     def parameters(self):
         """Gets the parameters of this TriggerData.  # noqa: E501
 
-        Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule).  # noqa: E501
+        Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule); the `webhook` connector takes its sender and whether deliveries are signed (see the `webhook` branch below).  # noqa: E501
 
         :return: The parameters of this TriggerData.  # noqa: E501
         :rtype: dict(str, object)
@@ -146,7 +146,7 @@ class TriggerData(object):
     def parameters(self, parameters):
         """Sets the parameters of this TriggerData.
 
-        Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule).  # noqa: E501
+        Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule); the `webhook` connector takes its sender and whether deliveries are signed (see the `webhook` branch below).  # noqa: E501
 
         :param parameters: The parameters of this TriggerData.  # noqa: E501
         :type: dict(str, object)
@@ -158,7 +158,7 @@ class TriggerData(object):
     def filters(self):
         """Gets the filters of this TriggerData.  # noqa: E501
 
-        Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing.  # noqa: E501
+        Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing; for `webhook`, the body of the delivery.  # noqa: E501
 
         :return: The filters of this TriggerData.  # noqa: E501
         :rtype: list[TriggerFilter]
@@ -169,7 +169,7 @@ class TriggerData(object):
     def filters(self, filters):
         """Sets the filters of this TriggerData.
 
-        Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing.  # noqa: E501
+        Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing; for `webhook`, the body of the delivery.  # noqa: E501
 
         :param filters: The filters of this TriggerData.  # noqa: E501
         :type: list[TriggerFilter]

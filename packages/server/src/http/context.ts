@@ -10,6 +10,11 @@ export function principalOf(res: Response): Principal {
   return principal;
 }
 
+/** The caller, or undefined on a public route (a webhook delivery), which takes no key. */
+export function principalIfAny(res: Response): Principal | undefined {
+  return res.locals.principal as Principal | undefined;
+}
+
 export function projectOf(res: Response): Schemas['Project'] {
   const project = res.locals.project as Schemas['Project'] | undefined;
   if (!project) throw new Error('project route reached without a current project');

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import express, { type RequestHandler, Router } from 'express';
+import express, { type Request, type RequestHandler, Router } from 'express';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import { pointer } from '../domain/json-pointer.js';
 import { specOperations } from './spec-operations.js';
@@ -23,11 +23,23 @@ function jsonBodyRoutes(document: Record<string, unknown>): { method: Method; pa
     }));
 }
 
-/** Refuses what JSON.parse would silently repair: body-parser decodes bad bytes as U+FFFD. */
-function rejectInvalidUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+/** The bytes of each JSON body as they came, kept while its request lives. */
+const rawBodies = new WeakMap<Request, Buffer>();
+
+/** The bytes of the request's JSON body: a webhook's signature is computed over them, not the parsed value. */
+export function rawJsonBody(req: Request): Buffer | undefined {
+  return rawBodies.get(req);
+}
+
+/**
+ * Refuses what JSON.parse would silently repair (body-parser decodes bad bytes as U+FFFD), and
+ * keeps the bytes.
+ */
+function verifyBody(req: Request, _res: unknown, body: Buffer, encoding: string): void {
   if (encoding === 'utf-8' && !isUtf8(body)) {
     throw new DomainError('invalid_json', 'the request body is not valid UTF-8');
   }
+  rawBodies.set(req, body);
 }
 
 /** The pointer of the first array or object nested deeper than MAX_JSON_DEPTH, if any. */
@@ -59,7 +71,7 @@ const rejectDeepNesting: RequestHandler = (req, _res, next) => {
  * could only produce answers (413, 415, invalid_json) that those operations do not have.
  */
 export function jsonBodies(document: Record<string, unknown>, limitBytes: number): RequestHandler {
-  const parse = express.json({ limit: limitBytes, verify: rejectInvalidUtf8 });
+  const parse = express.json({ limit: limitBytes, verify: verifyBody });
   const router = Router();
   const routes = jsonBodyRoutes(document);
   for (const { method, path } of routes) router[method](path, parse, rejectDeepNesting);

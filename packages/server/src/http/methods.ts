@@ -20,7 +20,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
  * A template variable matches one whole segment, percent-encoded as it came; a trailing
  * slash is allowed, as the validator allows it.
  */
-function templatePattern(template: string): RegExp {
+export function templatePattern(template: string): RegExp {
   const parts = template.split(/\{[^}]+\}/).map(escapeRegExp);
   return new RegExp(`^${parts.join('[^/]+')}/?$`);
 }

@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
-import { principalOf } from './context.js';
+import { principalIfAny } from './context.js';
 import { type SpecOperation, specOperations } from './spec-operations.js';
 
 const HEADER = 'x-service-project-id';
@@ -17,6 +17,13 @@ export function projectOperations(document: Record<string, unknown>): Set<string
   );
 }
 
+/**
+ * The streams take the project as the query parameter `project_id` too, for clients that cannot
+ * set headers; the validator lets the parameter through only where the spec declares it.
+ */
+const projectQuery = (req: Request): string | undefined =>
+  typeof req.query.project_id === 'string' ? req.query.project_id : undefined;
+
 // The key of a task may use the routes of its own project, and check that the API is up.
 const TASK_KEY_ROUTES = new Set(['getStatus', 'headStatus']);
 
@@ -27,14 +34,16 @@ const TASK_KEY_ROUTES = new Set(['getStatus', 'headStatus']);
  */
 export function projectScope(projects: Services['projects'], operations: Set<string>): RequestHandler {
   return (req, res, next) => {
-    const principal = principalOf(res);
+    const principal = principalIfAny(res);
+    // A public route (a webhook delivery) has no key, and no project header.
+    if (!principal) return next();
     const operationId = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
       ?.operationId;
     const projectRoute = operationId !== undefined && operations.has(operationId);
     if (principal.projectId && !projectRoute && !TASK_KEY_ROUTES.has(operationId ?? '')) {
       throw new DomainError('permission_denied', 'the key of a task can only use the routes of its project');
     }
-    const id = req.get(HEADER);
+    const id = req.get(HEADER) ?? projectQuery(req);
     if (projectRoute && id !== undefined) {
       if (principal.projectId && id !== principal.projectId) {
         throw new DomainError('unknown_project', `no project with id ${id}`, { id });

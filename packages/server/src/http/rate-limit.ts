@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { DomainError } from '../domain/errors.js';
-import { principalOf } from './context.js';
+import { principalIfAny } from './context.js';
+import { pathBucket } from './public-routes.js';
 
 export interface RateLimit {
   /** Sustained requests per second allowed per API key. */
@@ -12,14 +13,15 @@ export interface RateLimit {
 /** Buckets kept before the full ones are dropped: each task attempt has a key of its own. */
 const PRUNE_ABOVE = 10_000;
 
-/** A token bucket per API key, in memory: the server is one process. */
+/** A token bucket per API key (per path for the public routes), in memory: the server is one process. */
 export function rateLimit(limit: RateLimit, clock: () => number = Date.now): RequestHandler {
   const buckets = new Map<string, { tokens: number; updated: number }>();
   const refilled = (bucket: { tokens: number; updated: number }, now: number) =>
     Math.min(limit.burst, bucket.tokens + ((now - bucket.updated) / 1000) * limit.perSecond);
   let pruneAt = PRUNE_ABOVE;
-  return (_req, res, next) => {
-    const { keyId } = principalOf(res);
+  return (req, res, next) => {
+    // A request without a key (a webhook delivery) counts against its path: each webhook's own.
+    const keyId = principalIfAny(res)?.keyId ?? pathBucket(req.path);
     const now = clock();
     if (buckets.size >= pruneAt) {
       // A full bucket is what an absent one would be: dropping it changes nothing. Doubling

@@ -10,6 +10,8 @@ export interface SpecOperation {
   parameters: Parameter[];
   /** Media types of its request body, if it takes one. */
   bodyTypes: string[];
+  /** It takes no API key: its `security` is empty (webhook deliveries). */
+  public: boolean;
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'head', 'patch', 'options', 'trace']);
@@ -32,6 +34,7 @@ export function specOperations(document: Record<string, unknown>): SpecOperation
           operationId?: string;
           parameters?: ParameterOrRef[];
           requestBody?: { content?: Record<string, unknown> };
+          security?: unknown[];
         };
         return {
           operationId: operation.operationId ?? '',
@@ -39,6 +42,7 @@ export function specOperations(document: Record<string, unknown>): SpecOperation
           path,
           parameters: [...pathLevel, ...(operation.parameters ?? []).flatMap(resolve)],
           bodyTypes: Object.keys(operation.requestBody?.content ?? {}),
+          public: operation.security?.length === 0,
         };
       });
   });

@@ -24,6 +24,11 @@ export interface PurgerOptions extends RetentionOptions {
    * handler): with batches of about 2 ms and their commit, it gets in within 8 ms.
    */
   restMs?: number;
+  /**
+   * Changes the change log keeps (default 100,000): the streams resume from any of them. Every
+   * pass trims the log to that; the log alone starts a pass once it holds half as many again.
+   */
+  changeLogRows?: number;
 }
 
 /** What one pass deleted. */
@@ -33,9 +38,13 @@ export interface PurgeCounts {
   step_outputs: number;
   events: number;
   command_executions: number;
+  /** Rows of the change log, beyond the streams' window of resume. */
+  changes: number;
 }
 
 const MS_PER_DAY = 86_400_000;
+/** The changes the change log keeps by default (the streams' window of resume, migration 013). */
+const CHANGE_LOG_ROWS = 100_000;
 const FIRST_BATCH = 16;
 const LARGEST_BATCH = 2000;
 
@@ -79,6 +88,7 @@ export function createPurger(
     ended: batchSizer(budgetMs),
     output: batchSizer(budgetMs),
     events: batchSizer(budgetMs),
+    changes: batchSizer(budgetMs),
   };
   let stopped = false;
   let pass: Promise<PurgeCounts> | undefined;
@@ -92,10 +102,16 @@ export function createPurger(
     events: cutoff(now, options.eventDays),
   });
 
+  const changeLogRows = options.changeLogRows ?? CHANGE_LOG_ROWS;
+  const deleteChanges = (limit: number): BatchResult & { changes: number } => {
+    const changes = store.changes.deleteBeyond(changeLogRows, limit);
+    return { scanned: changes, pipelines: 0, stepOutputs: 0, events: 0, commandExecutions: 0, changes };
+  };
+
   /** Runs batches until one comes back short of its size (or the purger stops), adding up what they deleted. */
   const drain = async (
     sizer: ReturnType<typeof batchSizer>,
-    batch: (limit: number) => BatchResult,
+    batch: (limit: number) => BatchResult & { changes?: number },
     counts: PurgeCounts,
   ) => {
     while (!stopped) {
@@ -111,6 +127,7 @@ export function createPurger(
       counts.step_outputs += result.stepOutputs;
       counts.events += result.events;
       counts.command_executions += result.commandExecutions;
+      counts.changes += result.changes ?? 0;
       if (result.scanned < limit) return;
       sizer.took(deletionsMs);
       await sleep(Math.max(restMs, performance.now() - began));
@@ -119,13 +136,21 @@ export function createPurger(
 
   const run = async (): Promise<PurgeCounts> => {
     const cutoffs = cutoffsAt(clock());
-    const counts: PurgeCounts = { pipelines: 0, step_outputs: 0, events: 0, command_executions: 0 };
-    if (!store.retention.anyExpired(cutoffs)) return counts;
+    const counts: PurgeCounts = {
+      pipelines: 0,
+      step_outputs: 0,
+      events: 0,
+      command_executions: 0,
+      changes: 0,
+    };
     const { retention } = store;
-    await drain(sizers.expired, (limit) => retention.deleteExpiredPipelines(cutoffs, limit), counts);
-    await drain(sizers.ended, (limit) => retention.deletePipelinesEndedBefore(cutoffs, limit), counts);
-    await drain(sizers.output, (limit) => retention.deleteStepOutput(cutoffs, limit), counts);
-    await drain(sizers.events, (limit) => retention.deleteEvents(cutoffs, limit), counts);
+    if (retention.anyExpired(cutoffs)) {
+      await drain(sizers.expired, (limit) => retention.deleteExpiredPipelines(cutoffs, limit), counts);
+      await drain(sizers.ended, (limit) => retention.deletePipelinesEndedBefore(cutoffs, limit), counts);
+      await drain(sizers.output, (limit) => retention.deleteStepOutput(cutoffs, limit), counts);
+      await drain(sizers.events, (limit) => retention.deleteEvents(cutoffs, limit), counts);
+    }
+    await drain(sizers.changes, deleteChanges, counts);
     return counts;
   };
 
@@ -135,7 +160,12 @@ export function createPurger(
      * enough for the event loop's thread, which then starts a pass elsewhere only when needed.
      */
     hasWork(): boolean {
-      return store.retention.anyExpired(cutoffsAt(clock()));
+      // The change log alone starts a pass once half as many again are kept, so that a pass
+      // deletes many at once.
+      return (
+        store.retention.anyExpired(cutoffsAt(clock())) ||
+        store.changes.beyond(changeLogRows) > changeLogRows / 2
+      );
     },
     /** One pass over everything expired at the clock's time; a pass under way is waited for first. */
     async purgeOnce(): Promise<PurgeCounts> {

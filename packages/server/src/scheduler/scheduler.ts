@@ -1,18 +1,21 @@
 import type { Schemas } from '@pipewright/types';
 import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
 import { newId } from '../domain/ids.js';
+import type { SecretBox } from '../domain/secret-box.js';
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
+import { type ContainerContext, type ContainerEngine, containerLabels } from '../runner/index.js';
 import { spawner } from '../runner/spawner.js';
 import { createTaskUsers, type TaskUser, type UidRange } from '../runner/task-users.js';
 import type { RunOutcome, RunRequest, Runtime, TaskTimeout } from '../runner/types.js';
 import { completeInstantiations, type WorkNotifier } from '../services/index.js';
 import type { Store } from '../store/index.js';
 import { type Attempt, createAttemptDirectories } from './attempt-directories.js';
-import { recoverInterruptedTasks } from './recovery.js';
+import { recoverInterruptedTasks, removeInterruptedContainers } from './recovery.js';
 import { createStepRecorder } from './step-recorder.js';
 import { completeAttempt } from './task-completion.js';
 import { contextDocument, taskEnvironment } from './task-environment.js';
+import { maskedValues, readTaskIdentities, writeIdentityFiles } from './task-identities.js';
 
 type Task = Schemas['Task'];
 
@@ -41,6 +44,14 @@ export interface SchedulerOptions {
    * Without it, tasks run as the server's own user.
    */
   taskUsers?: UidRange | undefined;
+  /**
+   * How tasks of the `container` runtime run: the engine (none: their steps cannot start), and
+   * this server's instance, a label of each container, by which a restart finds those a crash
+   * left. One per data directory, the same across restarts.
+   */
+  container?: { engine: ContainerEngine | undefined; instance: string } | undefined;
+  /** Opens the identities tasks name: the server's identity key, the one the services seal them with. */
+  secrets: SecretBox;
 }
 
 /** How tasks reach the server, known once it listens. */
@@ -71,9 +82,17 @@ interface Claim {
 function runtimeOf(task: Task): Runtime {
   const runtime = task.spec.data.runtime;
   if (runtime?.name !== 'container') return { name: 'local' };
+  const parameters = runtime.parameters;
   // Installs require an image for the container runtime.
-  if (!runtime.parameters?.image) throw new Error('the container runtime has no image');
-  return { name: 'container', image: runtime.parameters.image };
+  if (!parameters?.image) throw new Error('the container runtime has no image');
+  return {
+    name: 'container',
+    image: parameters.image,
+    pull: parameters.pull ?? 'missing',
+    memoryMib: parameters.memory,
+    cpus: parameters.cpus,
+    network: parameters.network ?? true,
+  };
 }
 
 /** An attempt's time: the task's own timeout, else the server's default, if any. */
@@ -236,12 +255,15 @@ export function createScheduler(
   };
 
   const runTask = async ({ task, apiKey, origin }: Claim, signal: AbortSignal) => {
+    // Their values are masked in the output of the steps.
+    const named = readTaskIdentities(store, options.secrets, task, origin?.project);
     const recorder = createStepRecorder(
       store,
       { taskId: task.id, attempt: task.retry, start: task.start_time ?? '' },
       task.spec.data.steps.map((s) => s.label),
       (error) =>
         logger.error('step output could not be stored yet', { task_id: task.id, error: String(error) }),
+      maskedValues(named),
     );
     let outcome: RunOutcome;
     let user: TaskUser | undefined;
@@ -249,10 +271,14 @@ export function createScheduler(
     try {
       user = users?.take();
       if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
+      if ('problem' in named) throw new Error(named.problem);
       attempt = attempts.take(JSON.stringify(contextDocument(task, origin.event)), user);
+      writeIdentityFiles(named.identities, attempt.tmpDir, user);
+      const runtime = runtimeOf(task);
       outcome = await runSteps({
         steps: task.spec.data.steps,
-        runtime: runtimeOf(task),
+        runtime,
+        container: runtime.name === 'container' ? containerContext(task, attempt) : undefined,
         environment: taskEnvironment({
           task,
           project: origin.project,
@@ -262,6 +288,8 @@ export function createScheduler(
           apiKey,
           caFile: access.caFile,
           binDir: options.taskBinDir,
+          inContainer: runtime.name === 'container',
+          identities: named.identities,
         }),
         workDir: attempt.workDir,
         scriptDir: attempt.dir,
@@ -273,7 +301,8 @@ export function createScheduler(
         sink: recorder,
       });
     } catch (error) {
-      outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${String(error)}` };
+      const reason = error instanceof Error ? error.message : String(error);
+      outcome = { outcome: 'failed', stepIndex: -1, message: `the task could not run: ${reason}` };
     }
     // An aborted run was stopped by a pipeline abort (already recorded: this changes
     // nothing) or by a server stop, which ends the attempt as a restart would. A run that timed
@@ -306,6 +335,12 @@ export function createScheduler(
     }
   };
 
+  const containerContext = (task: Task, attempt: Attempt): ContainerContext => ({
+    engine: options.container?.engine,
+    labels: containerLabels(options.container?.instance ?? '', task.id, task.retry),
+    files: { tmpDir: attempt.tmpDir, contextPath: attempt.contextPath, caFile: access.caFile },
+  });
+
   const stopTasks = (taskIds: readonly string[]) => {
     for (const id of taskIds) running.get(id)?.controller.abort();
   };
@@ -319,8 +354,12 @@ export function createScheduler(
       // Up before the first task, which would otherwise wait for it to boot.
       releaseSpawner = spawner.hold();
       recoverInterruptedTasks(store, logger, clock());
-      // What a previous server's tasks left running as task users goes before any task starts.
-      void (users?.sweepAll() ?? Promise.resolve(true)).then((swept) => {
+      const { engine, instance } = options.container ?? {};
+      // What a previous server's tasks left running (as task users, in containers) goes before any task starts.
+      void Promise.all([
+        users?.sweepAll() ?? Promise.resolve(true),
+        engine && instance !== undefined && removeInterruptedContainers(engine, instance, logger),
+      ]).then(([swept]) => {
         if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');
         if (stopping) return;
         started = true;

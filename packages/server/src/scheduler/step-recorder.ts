@@ -1,3 +1,4 @@
+import { createOutputMask } from '../domain/output-mask.js';
 import { formatTime } from '../domain/time.js';
 import type { RunSink, StepResult } from '../runner/types.js';
 import type { Store } from '../store/index.js';
@@ -26,13 +27,19 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
  * batches; its end with whatever comes next, in one transaction: the next step's start, or
  * `close()`, which the scheduler calls in the transaction that ends the attempt. A step that ends
  * at once is written whole at its end.
+ *
+ * Every value of `masked` (the task's identities') is replaced by a mask in the output before it
+ * is stored, also when the process writes it in pieces: the tail of a chunk that may start one is
+ * held back until the next chunk, or the step's end, tells.
  */
 export function createStepRecorder(
   store: Store,
   claim: { taskId: string; attempt: number; start: string },
   labels: readonly (string | undefined)[],
   onFlushError: (error: unknown) => void,
+  masked: readonly string[] = [],
 ): RunSink & { close(): void } {
+  const mask = createOutputMask(masked);
   let pending = '';
   let pendingIndex = -1;
   let timer: NodeJS.Timeout | undefined;
@@ -57,9 +64,13 @@ export function createStepRecorder(
     unrecorded = undefined;
   };
   const append = (index: number, text: string) => {
-    if (index !== pendingIndex) flush();
+    if (index !== pendingIndex) {
+      // What the last step's output held back is the end of it.
+      pending += mask.end();
+      flush();
+    }
     pendingIndex = index;
-    pending += text;
+    pending += mask.push(text);
   };
   const flush = () => {
     if (timer) clearTimeout(timer);
@@ -102,6 +113,7 @@ export function createStepRecorder(
         recordStart();
       }
       if (result.outcome === 'not_started' && result.message) append(index, `${result.message}\n`);
+      if (index === pendingIndex) pending += mask.end();
       flush();
       if (!whole) store.stepExecutions.end(key(index), end, formatTime(time));
     });

@@ -1,6 +1,9 @@
 import type { Schemas } from '@pipewright/types';
 import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
+import { CONTAINER_PATHS } from '../runner/index.js';
+import type { RevealedIdentity } from '../services/index.js';
 import type { Attempt } from './attempt-directories.js';
+import { identityEnvironment } from './task-identities.js';
 
 type Task = Schemas['Task'];
 
@@ -19,6 +22,13 @@ export interface TaskContext {
   caFile?: string | undefined;
   /** Programs the server gives its tasks (its `pipewright`): a directory first on their PATH. */
   binDir?: string | undefined;
+  /**
+   * Steps run in containers, where the attempt's files are mounted at CONTAINER_PATHS: the
+   * variables name those paths, and the image's PATH applies (the host's programs are not there).
+   */
+  inContainer?: boolean;
+  /** The identities the task names, with their values: they give it variables (task-identities.ts). */
+  identities?: readonly RevealedIdentity[] | undefined;
 }
 
 /** The parameter values of a task instance: those its pipeline entry gives, then defaults. */
@@ -28,26 +38,29 @@ export function taskParameters(task: Task): Record<string, Schemas['ParameterVal
 
 /**
  * The whole environment of the task's processes. Later sources win: the task's own
- * `environment`, then its command's and its own parameter variables, then the platform's
+ * `environment`, then its command's and its own parameter variables, then its identities', then the platform's
  * PIPEWRIGHT_* variables, which a resource cannot override.
  */
 export function taskEnvironment(context: TaskContext): Record<string, string> {
-  const { task, project, attempt } = context;
-  const ca: Record<string, string> = context.caFile
+  const { task, project } = context;
+  const places = context.inContainer ? CONTAINER_PATHS : context.attempt;
+  const caFile = context.caFile && (context.inContainer ? CONTAINER_PATHS.caFile : context.caFile);
+  const ca: Record<string, string> = caFile
     ? {
-        PIPEWRIGHT_CA_FILE: context.caFile,
-        NODE_EXTRA_CA_CERTS: context.caFile,
-        SSL_CERT_FILE: context.caFile,
-        CURL_CA_BUNDLE: context.caFile,
+        PIPEWRIGHT_CA_FILE: caFile,
+        NODE_EXTRA_CA_CERTS: caFile,
+        SSL_CERT_FILE: caFile,
+        CURL_CA_BUNDLE: caFile,
       }
     : {};
   return {
-    PATH: context.binDir ? `${context.binDir}:${TASK_PATH}` : TASK_PATH,
-    HOME: attempt.workDir,
-    TMPDIR: attempt.tmpDir,
+    ...(context.inContainer ? {} : { PATH: context.binDir ? `${context.binDir}:${TASK_PATH}` : TASK_PATH }),
+    HOME: places.workDir,
+    TMPDIR: places.tmpDir,
     ...task.spec.data.environment,
     ...context.pipelineEnvironment,
     ...parameterEnvironment(task.spec.data.parameters ?? [], taskParameters(task)),
+    ...identityEnvironment(context.identities ?? [], places.tmpDir),
     PIPEWRIGHT_PROJECT_ID: project.id,
     PIPEWRIGHT_PROJECT_NAME: project.name,
     PIPEWRIGHT_PIPELINE_ID: task.pipeline_id,
@@ -55,7 +68,7 @@ export function taskEnvironment(context: TaskContext): Record<string, string> {
     PIPEWRIGHT_INSTANCE_ID: String(task.instance_id),
     PIPEWRIGHT_API_URL: context.apiUrl,
     PIPEWRIGHT_API_KEY: context.apiKey,
-    PIPEWRIGHT_CONTEXT_PATH: attempt.contextPath,
+    PIPEWRIGHT_CONTEXT_PATH: places.contextPath,
     ...ca,
   };
 }

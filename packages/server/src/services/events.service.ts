@@ -17,6 +17,27 @@ type Project = Schemas['Project'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
 
+/** An event as a connector brings it, before a trigger accepts it. */
+export interface Incoming {
+  connector: Event['connector'];
+  name: string;
+  data: Event['data'];
+  /** When it happened; the time it is stored when absent. */
+  event_time?: string | undefined;
+}
+
+/** A trigger whose filters accepted an incoming event, as its spec was when they did. */
+export interface MatchedTrigger {
+  ref: { project_id: string; id: string };
+  data: TriggerSpec['data'];
+}
+
+/** An event stored for a trigger, and the pipelines it started. */
+export interface Fired {
+  event: Event;
+  pipelineIds: string[];
+}
+
 export function createEventService(store: Store, work: WorkNotifier, clock: () => Date) {
   const trigger = (projectId: string, id: string) => {
     const resource = store.resources.get(projectId, id);
@@ -44,6 +65,64 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
     };
   };
 
+  /**
+   * Stores an event for each of the `matched` triggers that still accepts it, each starting the
+   * trigger's pipelines, in one transaction that runs `alongside` first (what the caller writes
+   * with them, or refuses by throwing); then lets the pipelines run.
+   */
+  const fire = async (
+    orgId: string,
+    incoming: Incoming,
+    matched: readonly MatchedTrigger[],
+    alongside: () => void = () => undefined,
+  ): Promise<Fired[]> => {
+    const fired = store.transaction(() => {
+      alongside();
+      const time = formatTime(clock());
+      const eventTime = incoming.event_time ? normalizeTime(incoming.event_time) : time;
+      const events: Fired[] = [];
+      for (const { ref, data } of matched) {
+        // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
+        // still listens to this event and its filters (weighed again if they changed) accept it.
+        const spec = trigger(ref.project_id, ref.id);
+        if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) continue;
+        if (
+          !isDeepStrictEqual(spec.data.filters, data.filters) &&
+          !filtersMatch(spec.data.filters, incoming.data)
+        )
+          continue;
+        const event: Event = {
+          id: newId(),
+          org_id: orgId,
+          project_id: ref.project_id,
+          trigger_id: ref.id,
+          creation_time: time,
+          event_time: eventTime,
+          connector: incoming.connector,
+          name: incoming.name,
+          data: incoming.data,
+          original_event_id: null,
+        };
+        store.events.insert(event);
+        const pipelineIds = instantiatePipelines(store, {
+          event,
+          pipelines: spec.data.pipelines,
+          trigger_id: ref.id,
+          environment: {},
+          time,
+        });
+        events.push({ event, pipelineIds });
+      }
+      return events;
+    });
+    await completeInstantiationsOfRequest(
+      store,
+      fired.flatMap((f) => f.pipelineIds),
+    );
+    if (fired.length > 0) work.wakeUp();
+    return fired;
+  };
+
   return {
     /**
      * One event per enabled trigger that accepts the custom event, in the trigger's project,
@@ -57,7 +136,7 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
     ): Promise<Event[]> {
       const projectId = principal.projectId ?? project?.id;
       // Weighed outside the transaction, a slice of the event loop at a time.
-      const matched: { ref: { project_id: string; id: string }; data: TriggerSpec['data'] }[] = [];
+      const matched: MatchedTrigger[] = [];
       // One match is bounded (TriggerFilter), but an organization may have thousands of triggers.
       const yieldSometimes = timeSlicer();
       for (const ref of store.triggers.listening(principal.orgId, 'custom', submitted.name, projectId)) {
@@ -65,51 +144,11 @@ export function createEventService(store: Store, work: WorkNotifier, clock: () =
         if (spec && filtersMatch(spec.data.filters, submitted.data)) matched.push({ ref, data: spec.data });
         await yieldSometimes();
       }
-      const created = store.transaction(() => {
-        const time = formatTime(clock());
-        const eventTime = submitted.event_time ? normalizeTime(submitted.event_time) : time;
-        const events: { event: Event; pipelineIds: string[] }[] = [];
-        for (const { ref, data } of matched) {
-          // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
-          // still listens to this event and its filters (weighed again if they changed) accept it.
-          const spec = trigger(ref.project_id, ref.id);
-          if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) continue;
-          if (
-            !isDeepStrictEqual(spec.data.filters, data.filters) &&
-            !filtersMatch(spec.data.filters, submitted.data)
-          )
-            continue;
-          const event: Event = {
-            id: newId(),
-            org_id: principal.orgId,
-            project_id: ref.project_id,
-            trigger_id: ref.id,
-            creation_time: time,
-            event_time: eventTime,
-            connector: 'custom',
-            name: submitted.name,
-            data: submitted.data,
-            original_event_id: null,
-          };
-          store.events.insert(event);
-          const pipelineIds = instantiatePipelines(store, {
-            event,
-            pipelines: spec.data.pipelines,
-            trigger_id: ref.id,
-            environment: {},
-            time,
-          });
-          events.push({ event, pipelineIds });
-        }
-        return events;
-      });
-      await completeInstantiationsOfRequest(
-        store,
-        created.flatMap((c) => c.pipelineIds),
-      );
-      if (created.length > 0) work.wakeUp();
-      return created.map((c) => c.event);
+      const fired = await fire(principal.orgId, submitted, matched);
+      return fired.map((f) => f.event);
     },
+
+    fire,
 
     /** A copy of the event, pointing to it, that starts the same trigger's or command's pipelines. */
     async replay(project: Project, id: string): Promise<Event> {

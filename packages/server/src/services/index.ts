@@ -1,26 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from '../domain/secret-box.js';
 import type { Store } from '../store/index.js';
 import { createAccountService } from './accounts.service.js';
+import { createApiKeyService } from './api-keys.service.js';
 import { createAuthService } from './auth.service.js';
 import { createCommandService } from './commands.service.js';
 import { createEventService } from './events.service.js';
+import { createIdentityService } from './identities.service.js';
+import { createNotificationService } from './notifications.service.js';
 import { createOrganizationService } from './organizations.service.js';
 import { createPipelineService } from './pipelines.service.js';
 import { createProjectService } from './projects.service.js';
 import { createProvisioningService } from './provisioning.service.js';
 import { createResourceService } from './resources.service.js';
 import { createScratchpadService } from './scratchpads.service.js';
+import { createStreamService } from './streams.service.js';
 import { createTaskService } from './tasks.service.js';
+import { createWebhookService } from './webhooks.service.js';
 import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 // The services' public surface: what the scheduler, http and the program use besides createServices.
+export type { ChangeFeed } from './change-feed.js';
+export { type RevealedIdentity, revealIdentities } from './identities.service.js';
 export { completeInstantiations, instantiatePipelines } from './instantiation.js';
+export {
+  type AttemptResult,
+  claimDueNotifications,
+  recordNotificationAttempt,
+} from './notifications-queue.js';
 export { finishPipeline } from './pipeline-queue.js';
+export type { ChangeFilters } from './project-changes.js';
 export {
   createProvisioningService,
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
 } from './provisioning.service.js';
 export { SPECS_SCHEMA_POINTER } from './resource-spec-schemas.js';
+export type { EndReason, OpenStream, StreamMessage, StreamRequest, StreamSink } from './stream-types.js';
 export type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 /** Where no ticker runs, nothing hears of changed schedules. */
@@ -28,28 +44,37 @@ const NO_TICKER: ScheduleNotifier = { schedulesChanged: () => undefined };
 
 /**
  * The use cases over one store; `work` is the scheduler, told about new work, and
- * `schedules` the ticker of time triggers, told about changed triggers.
+ * `schedules` the ticker of time triggers, told about changed triggers, and `secrets` seals
+ * identities under the server's identity key.
  */
 export function createServices(
   store: Store,
   work: WorkNotifier,
   clock: () => Date = () => new Date(),
   schedules: ScheduleNotifier = NO_TICKER,
+  // Without it, identities are sealed under a key of this process only (tests).
+  secrets: SecretBox = createSecretBox(randomBytes(SECRET_KEY_BYTES)),
 ) {
   const projects = createProjectService(store);
   const pipelines = createPipelineService(store, work, clock);
+  const events = createEventService(store, work, clock);
   return {
     auth: createAuthService(store, clock),
     organizations: createOrganizationService(store),
-    accounts: createAccountService(store),
+    accounts: createAccountService(store, clock),
+    apiKeys: createApiKeyService(store, clock),
     projects,
     resources: createResourceService(store, projects, clock, schedules),
     commands: createCommandService(store, work, clock),
-    events: createEventService(store, work, clock),
+    events,
+    webhooks: createWebhookService(store, events, clock),
     pipelines,
     tasks: createTaskService(store),
     scratchpads: createScratchpadService(store, pipelines),
+    identities: createIdentityService(store, secrets, clock),
     provisioning: createProvisioningService(store, clock),
+    streams: createStreamService(store),
+    notifications: createNotificationService(store),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Store } from '../store/index.js';
+import { queueNotifications } from './notifications-queue.js';
 
 // A non-concurrent pipeline resource runs one pipeline at a time in a project: while one of its
 // name is unfinished and admitted, newer ones (and restarted ones) wait in its queue, their
@@ -9,7 +10,10 @@ export function mustQueue(store: Store, projectId: string, name: string, concurr
   return !concurrent && store.pipelines.admittedId(projectId, name) !== undefined;
 }
 
-/** Ends an unfinished pipeline and admits the next one of its queue; false when it had already ended. */
+/**
+ * Ends an unfinished pipeline, queues the notifications of its end, and admits the next one of
+ * its queue; false when it had already ended. Every end of a pipeline comes here.
+ */
 export function finishPipeline(
   store: Store,
   id: string,
@@ -18,6 +22,7 @@ export function finishPipeline(
 ): boolean {
   const ended = store.pipelines.finish(id, status, time);
   if (!ended) return false;
+  queueNotifications(store, id, status, time);
   if (!ended.concurrent && store.pipelines.admittedId(ended.project_id, ended.name) === undefined) {
     const next = store.pipelines.firstQueuedId(ended.project_id, ended.name);
     if (next) {

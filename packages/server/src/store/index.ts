@@ -5,6 +5,8 @@ import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
+import { createIdentityStore } from './identities.store.js';
+import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
 import { createProjectStore } from './projects.store.js';
@@ -17,6 +19,7 @@ import { createTaskKeyStore } from './task-keys.store.js';
 import { createTaskStore } from './tasks.store.js';
 import { createTriggerScheduleStore } from './trigger-schedules.store.js';
 import { createTriggerStore } from './triggers.store.js';
+import { createWebhookStore } from './webhooks.store.js';
 
 // The store's public surface: the row types that services and the scheduler name, and the data-dir lock.
 export type { KeyOwner } from './api-keys.store.js';
@@ -24,12 +27,20 @@ export type { Change, ChangeKind } from './changes.store.js';
 export type { Db, Durability } from './db.js';
 export type { EventFilters } from './events.store.js';
 export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
+export type { IdentityRecord } from './identities.store.js';
+export type {
+  ClaimedNotificationDelivery,
+  DeliveryNext,
+  NotificationDeliveryFilters,
+  NotificationTarget,
+} from './notification-deliveries.store.js';
 export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
 export type { StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
 export type { TaskKeyOwner } from './task-keys.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
+export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
 
 /** Every table's store over one database, and the way to group writes atomically. */
 export function createStore(db: Db) {
@@ -43,6 +54,7 @@ export function createStore(db: Db) {
     resources: createResourceStore(db),
     triggers: createTriggerStore(db),
     triggerSchedules: createTriggerScheduleStore(db),
+    webhooks: createWebhookStore(db),
     events: createEventStore(db),
     commandExecutions: createCommandExecutionStore(db),
     pipelines: createPipelineStore(db),
@@ -50,9 +62,11 @@ export function createStore(db: Db) {
     stepExecutions: createStepExecutionStore(db),
     taskKeys: createTaskKeyStore(db),
     scratchpads: createScratchpadStore(db),
+    identities: createIdentityStore(db),
     retention: createRetentionStore(db),
     changes: createChangeStore(db),
     stepOutput: createStepOutputStore(db),
+    notificationDeliveries: createNotificationDeliveryStore(db),
     /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
     changeStamp: createChangeStamp(db),
     /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiClient } from '@pipewright/client';
+import type { ApiClient, Schemas } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   command,
@@ -35,12 +35,20 @@ function sharedDir(): string {
   return mkdtempSync(join(shared, 'case-'));
 }
 
-/** Installs `specs` with a command `go` starting pipeline `main`, executes it, returns the pipeline. */
-async function run(specs: unknown[], parameters: Record<string, string | number | boolean> = {}) {
+/**
+ * Installs `specs` with a command `go` starting pipeline `main`, creates `identities` in the
+ * project, executes it, returns the pipeline.
+ */
+async function run(
+  specs: unknown[],
+  parameters: Record<string, string | number | boolean> = {},
+  identities: Schemas['IdentitySpec'][] = [],
+) {
   const { project, client } = await projectWith(server, [
     ...specs,
     command('go', ['main'], goParameters(parameters)),
   ]);
+  for (const identity of identities) await client.POST('/identities', { body: identity });
   const { data } = await client.POST('/commands/id/{id}/execute', {
     params: { path: { id: await resourceId(client, 'command', 'go') } },
     body: { parameters },
@@ -292,6 +300,7 @@ describe('what a task sees', () => {
         pipeline('main', [{ task: 'context', nb_instances: 2 }]),
       ],
       { release: 'v9' },
+      [{ name: 'deployer', kind: 'secret', data: { value: 'a secret of the deployer' } }],
     );
     expect((await finished(client, pipelineId)).status).toBe('successful');
     const contexts = [];

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -6,8 +7,10 @@ import { join } from 'node:path';
 import { type ApiClient, createClient } from '@pipewright/client';
 import { generate } from 'selfsigned';
 import { type AppOptions, createApp } from '../../src/app.js';
+import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
 import { silentLogger } from '../../src/logger.js';
 import { runSteps } from '../../src/runner/index.js';
+import { createNotifier, type Notifier, type NotifierOptions } from '../../src/scheduler/notifier.js';
 import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
 import { createTicker, type Ticker, type TickerOptions } from '../../src/scheduler/ticks.js';
@@ -32,6 +35,8 @@ export interface TestServer {
   ticker?: Ticker;
   /** The purger of expired data, when asked for: not started, its passes are the test's to run. */
   purger?: Purger;
+  /** The notifier of pipelines' ends, when asked for: started, stopped by `close`. */
+  notifier?: Notifier;
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
@@ -70,6 +75,8 @@ export async function startTestServer(
     ticker?: { clock?: () => Date } & TickerOptions;
     /** Makes `purger`, with these retentions, on this clock. */
     purger?: PurgerOptions & { clock: () => Date };
+    /** Makes and starts `notifier`, with these options, opening identities with the server's key. */
+    notifier?: Omit<NotifierOptions, 'secrets'>;
     /** The scheduler writes through a connection of its own, as the program's does. */
     schedulerConnection?: 'shared' | 'own';
   } = {},
@@ -78,10 +85,14 @@ export async function startTestServer(
   const databaseFile = join(dir, 'pipewright.db');
   const store = openStore(databaseFile);
   const workStore = options.schedulerConnection === 'own' ? openStore(databaseFile, 'relaxed') : store;
+  // The server's identity key: the services seal identities with it, the scheduler opens them
+  // (unless a test gives the scheduler another key, as a server started with the wrong one).
+  const secrets = createSecretBox(randomBytes(SECRET_KEY_BYTES));
   const scheduler = createScheduler(
     workStore,
     runSteps,
     {
+      secrets,
       maxRunningTasks: 4,
       graceMs: 2000,
       outputLimitBytes: 1024 * 1024,
@@ -92,14 +103,17 @@ export async function startTestServer(
   );
   const ticker =
     options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock, options.ticker);
-  const services = createServices(store, scheduler, undefined, ticker);
+  const services = createServices(store, scheduler, undefined, ticker, secrets);
   const purger = options.purger && createPurger(store, options.purger, options.purger.clock);
+  const notifier =
+    options.notifier && createNotifier(workStore, { ...options.notifier, secrets }, silentLogger);
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
   const {
     scheduler: _schedulerOptions,
     ticker: _tickerOptions,
     purger: _purgerOptions,
+    notifier: _notifierOptions,
     schedulerConnection: _schedulerConnection,
     ...appOptions
   } = options;
@@ -112,6 +126,7 @@ export async function startTestServer(
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, cert);
   scheduler.start({ apiUrl: baseUrl, caFile });
+  notifier?.start();
   return {
     baseUrl,
     ca: cert,
@@ -122,6 +137,7 @@ export async function startTestServer(
     scheduler,
     ...(ticker ? { ticker } : {}),
     ...(purger ? { purger } : {}),
+    ...(notifier ? { notifier } : {}),
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
     newOrganization: () =>
@@ -132,6 +148,7 @@ export async function startTestServer(
     close: async () => {
       ticker?.stop();
       await purger?.stop();
+      await notifier?.stop();
       await scheduler.stop(0);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -407,6 +407,7 @@ function pathRequests(operation: Operation, world: World, valid: RawRequest): fc
           'unknown_task',
           'unknown_event',
           'unknown_scratchpad_entry',
+          'unknown_webhook',
         ],
       }));
     });
@@ -433,8 +434,11 @@ function queryValues(parameter: Parameter): fc.Arbitrary<string> {
   const strings = badStrings(schema).map((s) => s.map(encodeURIComponent));
   const choices: fc.Arbitrary<string>[] = [...strings];
   if (typesOf(schema).includes('integer')) {
-    const { minimum = 0, maximum = 100 } = schema as { minimum?: number; maximum?: number };
-    choices.push(fc.constantFrom(String(minimum - 1), String(maximum + 1), '1.5', 'ten', 'true', '1,2'));
+    const { minimum = 0, maximum } = schema as { minimum?: number; maximum?: number };
+    // Above the maximum only where there is one: a run number has none (a run the task has not
+    // had yet is an empty list, not an error).
+    const above = maximum === undefined ? [] : [String(maximum + 1)];
+    choices.push(fc.constantFrom(String(minimum - 1), ...above, '1.5', 'ten', 'true', '1,2'));
   }
   if (parameter.name === 'after' || parameter.name === 'before') {
     // Keys of the right alphabet that the server never made: other JSON, other sorts.

@@ -23,6 +23,8 @@ export interface Operation {
   body?: { mediaType: string; schema: Json; example: unknown };
   /** Response objects by status, references resolved. */
   responses: Record<string, Json>;
+  /** It takes no API key (an empty `security`): webhook deliveries. */
+  public: boolean;
 }
 
 /** Follows `$ref`s (internal ones: the bundle keeps only those) until a value that is none. */
@@ -77,6 +79,7 @@ function operationsOf(document: Json): Operation[] {
             resolve(response),
           ]),
         ),
+        public: Array.isArray(operation.security) && operation.security.length === 0,
       });
     }
   }

@@ -20,6 +20,8 @@ export interface World {
   scratchpad: { key: string; value: string };
   /** A command without parameters whose pipeline runs one short task, successfully. */
   quickCommandId: string;
+  /** The identifier of the webhook of a trigger of the world, signed and without its secret. */
+  hookId: string;
   /**
    * Identifiers and unique names of the world (organization, account, project, resources,
    * pipeline, task, event, execution, scratchpad entry): text no other organization may read.
@@ -57,6 +59,13 @@ export async function buildWorld(
     { type: 'task', version: 1, name: 'quick', data: { steps: [{ code: 'echo done' }] } },
     { type: 'pipeline', version: 1, name: 'quick', data: { tasks: [{ task: 'quick' }] } },
     { type: 'command', version: 1, name: 'quick', data: { parameters: [], pipelines: ['quick'] } },
+    // Its deliveries are refused until a secret is set: the requests of tests start nothing.
+    {
+      type: 'trigger',
+      version: 1,
+      name: 'quick-hook',
+      data: { connector: 'webhook', event: 'push', pipelines: ['quick'] },
+    },
   ];
   await admin.PUT('/projects/id/{id}/resources', {
     params: { path: { id: project.id } },
@@ -70,6 +79,9 @@ export async function buildWorld(
     body: {},
   });
   const pipelineId = execution?.pipeline_ids[0] ?? '';
+  const { data: webhook } = await client.GET('/triggers/id/{id}/webhook', {
+    params: { path: { id: idOf('trigger', 'quick-hook') } },
+  });
   await finished(client, pipelineId);
   const [task] = await tasksOf(client, pipelineId);
   const scratchpad = { key: uniqueName('key'), value: uniqueName('value') };
@@ -83,6 +95,7 @@ export async function buildWorld(
     pipelines: pipelineId,
     tasks: task?.id ?? '',
     events: execution?.event_id ?? '',
+    triggers: idOf('trigger', 'quick-hook'),
   };
   return {
     apiKey,
@@ -93,6 +106,7 @@ export async function buildWorld(
     ids,
     scratchpad,
     quickCommandId: idOf('command', 'quick'),
+    hookId: webhook?.hook_id ?? '',
     secrets: [
       organization.id,
       organization.name,
@@ -102,6 +116,7 @@ export async function buildWorld(
       ...(resources?.elements.map((r) => r.id) ?? []),
       scratchpad.key,
       scratchpad.value,
+      webhook?.hook_id ?? '',
     ],
   };
 }
@@ -115,6 +130,7 @@ export function pathValuesOf(operation: Operation, world: World): Record<string,
     name: projectRoute ? world.project.name : 'build',
     type: 'task',
     key: encodeURIComponent(world.scratchpad.key),
+    hook_id: world.hookId,
   };
 }
 

@@ -78,7 +78,11 @@ export interface paths {
          */
         get: operations["listAccounts"];
         put?: never;
-        post?: never;
+        /**
+         * Create an account
+         * @description Creates an account in the organization of the API key and returns it. Only `admin` accounts may create accounts (`403 permission_denied`). The email address must not be used by another account of the server (`409 duplicate_account`). The account has no key yet: create one with `POST /api_keys` and its `account_id`.
+         */
+        post: operations["createAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -105,6 +109,134 @@ export interface paths {
         get: operations["getAccount"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/id/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable an account
+         * @description Disables an account of the organization: from the next request on, every key of the account is refused with `401 invalid_api_key` and the live streams opened with them end, until the account is enabled again (its keys are kept). Only `admin` accounts may do this, and not on their own account (`403 permission_denied`), so that an organization always keeps an admin who can enable accounts again. Disabling a disabled account changes nothing. An identifier that is not an account of the organization gives `404 unknown_account`.
+         */
+        post: operations["disableAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/id/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable an account
+         * @description Enables a disabled account of the organization again: its keys that are not revoked work again from the next request on. Only `admin` accounts may do this (`403 permission_denied`). Enabling an enabled account changes nothing. An identifier that is not an account of the organization gives `404 unknown_account`.
+         */
+        post: operations["enableAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Returns one page of API keys, revoked ones included, without their secrets. An `admin` account sees every key of its organization; a `user` account sees its own keys only, and naming another account in `account_id` gives `403 permission_denied`. Sort: `id` (default). A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Creates an API key for an account and returns it with the key itself, in `key`: the only time the server shows it, as it keeps only a hash. Without `account_id` the key is for the account of the calling key. A `user` account creates keys for itself only (`403 permission_denied`); an `admin` account for any account of its organization (`404 unknown_account` for an identifier that is not one). The new key has the role of its account, and works as long as it is not revoked and its account is not disabled. The key of a task cannot create keys.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api_keys/id/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description Returns an API key of the organization, without its secret. A `user` account may read its own keys only (`403 permission_denied`). An identifier that is not a key of the organization gives `404 unknown_api_key`.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api_keys/id/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes an API key for good: from the next request on, whichever connection it comes by, the key is refused with `401 invalid_api_key`, and the live streams opened with it end (`access_revoked`). The key stays listed, `revoked`. A key may revoke itself. A `user` account may revoke its own keys only (`403 permission_denied`); an `admin` account any key of its organization. Revoking a revoked key changes nothing. An identifier that is not a key of the organization gives `404 unknown_api_key`.
+         */
+        post: operations["revokeApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -346,6 +478,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identities": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the identities of the project
+         * @description Returns one page of the identities of the current project: their names, kinds, members and variables, never their values. Sorts: `id` (default) and `name`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
+         */
+        get: operations["listIdentities"];
+        put?: never;
+        /**
+         * Create an identity
+         * @description Creates an identity in the current project and returns it, without its values: the server encrypts them at once (AES-256-GCM, under a key kept out of its database) and no route returns them. The steps of tasks naming the identity in `data.identities` get them as the kind says (see `IdentityKind`). Any account of the organization may create identities; the key of a running task may not (`403 permission_denied`). A name used by another identity of the project, or giving the same variables, is rejected with `409 duplicate_identity_name`.
+         */
+        post: operations["createIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/id/{id}": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an identity
+         * @description Returns an identity of the current project: its name, kind, members and variables, never its values. An identifier that is not an identity of the project gives `404 unknown_identity`.
+         */
+        get: operations["getIdentity"];
+        /**
+         * Replace an identity
+         * @description Replaces an identity whole: its name, kind, description and values (the old values cannot be kept without being sent again, since no route returns them). It keeps its identifier and creation time. Tasks that start from then on get the new values; running ones keep those they started with. The rules of `POST /identities` apply.
+         */
+        put: operations["updateIdentity"];
+        post?: never;
+        /**
+         * Delete an identity
+         * @description Deletes an identity and its values. Tasks naming it fail when they start from then on; running ones keep what they started with. The key of a running task may not delete identities (`403 permission_denied`).
+         */
+        delete: operations["deleteIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/name/{name}": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Name of the identity. A malformed name is rejected with `400 invalid_route_variable`.
+                 * @example deploy-key
+                 */
+                name: components["parameters"]["IdentityNamePath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an identity by name
+         * @description Returns the identity of the current project with this name, as `GET /identities/id/{id}` does: never its values. No identity of the project with this name gives `404 unknown_identity`.
+         */
+        get: operations["getIdentityByName"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/commands/id/{id}/execute": {
         parameters: {
             query?: never;
@@ -455,7 +689,7 @@ export interface paths {
         };
         /**
          * List pipelines
-         * @description Returns one page of the pipelines (pipeline instances) of the current project, optionally those in one status only. Sorts: `id` (default), `event_time` and `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
+         * @description Returns one page of the pipelines (pipeline instances) of the current project. Filters narrow it, each given one must hold: the status, the event that instantiated them (what a client that sent an event reads next), the name, the trigger or the command that started them, and a period of creation. Sorts: `id` (default), `event_time` and `creation_time`; a period of creation reads fastest sorted by `creation_time`. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
          */
         get: operations["listPipelines"];
         put?: never;
@@ -861,6 +1095,296 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/triggers/id/{id}/webhook": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the webhook of a trigger
+         * @description Returns the webhook of a trigger of connector `webhook` of the current project: the path its deliveries are posted to, and whether its secret is set. The webhook is made the first time it is read, and kept as long as the trigger is installed; reinstalling the trigger keeps it, deleting it ends it. An identifier that is not a trigger of connector `webhook` of the project gives `404 unknown_webhook`.
+         */
+        get: operations["getTriggerWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/triggers/id/{id}/webhook/renew": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew the URL of a webhook
+         * @description Gives the webhook of a trigger a new identifier, hence a new path, when the old one may have leaked: deliveries to the old path get `404 unknown_webhook` from then on. The secret stays as it is. An identifier that is not a trigger of connector `webhook` of the project gives `404 unknown_webhook`.
+         */
+        post: operations["renewTriggerWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/triggers/id/{id}/webhook/secret": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the secret of a webhook
+         * @description Sets (or replaces) the secret that signs the deliveries of a trigger of connector `webhook`: give the sender the same one. The secret is kept by the server in its database, out of every deployed file, and no route returns it: to change it, set another. Deliveries signed with the old secret are refused from then on. An identifier that is not a trigger of connector `webhook` of the project gives `404 unknown_webhook`.
+         */
+        put: operations["setTriggerWebhookSecret"];
+        post?: never;
+        /**
+         * Remove the secret of a webhook
+         * @description Forgets the secret of a trigger of connector `webhook`. A signed trigger then refuses every delivery (`403 webhook_secret_not_set`) until a new secret is set. An identifier that is not a trigger of connector `webhook` of the project gives `404 unknown_webhook`.
+         */
+        delete: operations["deleteTriggerWebhookSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{hook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The identifier of the webhook, as `GET /triggers/id/{id}/webhook` shows it (43 characters: letters, digits, `-` and `_`). A malformed one is rejected with `400 invalid_route_variable`.
+                 * @example 9rQk2vXy7LmN4pQ8sT1uW3zA6bC5dE0fG2hJ4kL6mN8
+                 */
+                hook_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a webhook
+         * @description Where GitHub, GitLab or any other sender posts its deliveries to a trigger of connector `webhook`. This route takes no API key: the webhook's identifier in the path, which only its project knows, and the delivery's signature, computed with the webhook's secret, stand for it. The body must be a JSON object (`Content-Type: application/json`; choose it in GitHub's settings of the webhook, whose default is a form).
+         *
+         *     The delivery is checked in this order: its rate limit, the same as an API key's but counted per webhook path (`429 rate_limited`); the body's size, the server's body limit (`413 request_body_too_large`), and form; a webhook with this identifier (`404 unknown_webhook`); for a signed trigger (the default), the secret must be set (`403 webhook_secret_not_set`) and the signature or token valid (`403 invalid_webhook_signature`), compared in constant time; then the delivery must not have been received less than 24 hours ago, by its identifier (`X-GitHub-Delivery`, `X-Gitlab-Event-UUID`) or by its body (`409 duplicate_webhook_delivery`): the identifier is not signed, the body is. Nothing is stored when any of these fails.
+         *
+         *     Then, if the trigger is enabled, the delivery is of the trigger's `event` (see TriggerData) and every filter holds for the body, the server stores an event in the trigger's project (connector `webhook`, name the trigger's `event`, data the body, `event_time` the time of the delivery) and instantiates the trigger's pipelines, as for a custom event. Otherwise it answers `200` all the same, with `accepted` false and the reason (a GitHub `ping` gets this answer).
+         */
+        post: operations["receiveWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changes": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Identifier of the project of the stream, for clients that cannot set the `X-Service-Project-Id` header; the header wins when both are sent. The same rules apply: `400 missing_project_id` without either, `404 unknown_project` for an identifier that is not a project of the organization of the API key.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                project_id?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /**
+                 * @description Identifier of the project of the stream. Required, here or as the query parameter `project_id` (for clients that cannot set headers); when both are sent, the header is used. Without either the request is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id"?: components["parameters"]["StreamProjectIdHeader"];
+                /**
+                 * @description The `id` of the last message received, sent by a consumer that reconnects (browsers' `EventSource` sends it by itself): the stream goes on right after it, nothing lost and nothing repeated. An id the server cannot resume from (older than what it keeps, or not one of its ids) is not an error: the stream's `start` message then says `reset: true`.
+                 * @example 48213
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of a project
+         * @description A stream (Server-Sent Events, see the Streams section) of the changes of
+         *     the current project, as they are committed: a `pipeline` message when a
+         *     pipeline is created or changes status, a `task` message when a task is
+         *     created or changes status, run or attempt, an `event` message when an
+         *     event is stored. Each carries the object as the read routes return it
+         *     (`GET /pipelines/id/{id}`, `GET /tasks/id/{id}`, `GET /events/id/{id}`),
+         *     read when the message is sent: several changes of one object committed
+         *     within a few milliseconds may come as one message with its latest state,
+         *     but its latest state always comes. Messages come in the order of the
+         *     changes. The stream starts from now, or right after `Last-Event-ID`;
+         *     without a filter it has every change of the project, and with filters
+         *     only the pipelines and tasks that pass all of them (events, having no
+         *     pipeline or status, then never).
+         *
+         *     ```
+         *     event: start
+         *     id: 48213
+         *     data: {"reset":false}
+         *
+         *     event: pipeline
+         *     id: 48214
+         *     data: {"id":"2Fw6uEp3c4dsa7lC360A9y6YnD1","status":"started",...}
+         *
+         *     : heartbeat
+         *     id: 48230
+         *     ```
+         */
+        get: operations["streamChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tasks/id/{id}/output": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Identifier of the project of the stream, for clients that cannot set the `X-Service-Project-Id` header; the header wins when both are sent. The same rules apply: `400 missing_project_id` without either, `404 unknown_project` for an identifier that is not a project of the organization of the API key.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                project_id?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /**
+                 * @description Identifier of the project of the stream. Required, here or as the query parameter `project_id` (for clients that cannot set headers); when both are sent, the header is used. Without either the request is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id"?: components["parameters"]["StreamProjectIdHeader"];
+                /**
+                 * @description The `id` of the last message received, sent by a consumer that reconnects (browsers' `EventSource` sends it by itself): the stream goes on right after it, nothing lost and nothing repeated. An id the server cannot resume from (older than what it keeps, or not one of its ids) is not an error: the stream's `start` message then says `reset: true`.
+                 * @example 48213
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow the output of a task
+         * @description A stream (Server-Sent Events, see the Streams section) of the output of
+         *     a task's steps as they print it, of every run and attempt. The task's
+         *     output is the output of each of its step executions one after the other,
+         *     in the order of `GET /tasks/id/{id}/steps`, and positions in it are
+         *     offsets in bytes of UTF-8. The stream sends the task first (`task`), then
+         *     its output from `offset` (or from right after `Last-Event-ID`) as it
+         *     stands, then the output as it comes (`output` messages, each a piece of
+         *     one step execution's output, with its run, attempt and step), and the
+         *     task again whenever its status, run or attempt changes. So a viewer
+         *     opened late shows the beginning, then the live tail. Once the task has
+         *     ended (`successful`, `failed` or `aborted`) and its last step has
+         *     stopped, the stream sends the rest of the output, the task, and `end`
+         *     with the reason `task_ended`: a task that has already ended gives its
+         *     output and ends at once. Output is stored in batches, at most a fifth of
+         *     a second after a step prints it. An identifier that is not a task of the
+         *     project gives `404 unknown_task`.
+         *
+         *     ```
+         *     event: start
+         *     id: 0
+         *     data: {"reset":false}
+         *
+         *     event: task
+         *     id: 0
+         *     data: {"id":"2FwLlLguRIax1dYYxn9IyW1MxjF","status":"started",...}
+         *
+         *     event: output
+         *     id: 13
+         *     data: {"task_id":"2FwLlLguRIax1dYYxn9IyW1MxjF","run":1,"attempt":0,"index":0,"offset":0,"text":"Building...\n"}
+         *     ```
+         */
+        get: operations["streamTaskOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification_deliveries": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notification deliveries
+         * @description Returns one page of the notification deliveries of the current project: one per webhook or email of a pipeline's `notifications` that its end matched, each with every attempt made so far (time, duration, status code or error). Filters narrow it, each given one must hold: the pipeline whose end it notifies, its status. Deliveries go with their pipeline when it is deleted. A malformed or unknown query parameter is rejected with `400 invalid_query_parameter`.
+         */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -920,6 +1444,8 @@ export interface components {
                 reason?: string;
                 /** @description For `route_not_found`, the path that matched no route. */
                 target?: string;
+                /** @description For `invalid_webhook_signature`, the header that must carry the signature or token. */
+                header?: string;
             };
         };
         /**
@@ -1097,6 +1623,111 @@ export interface components {
             previous?: components["schemas"]["Cursor"];
             /** @description Cursor of the page after this one; absent when no element follows this page. */
             next?: components["schemas"]["Cursor"];
+        };
+        /**
+         * @description Request body to create an account in the organization of the API key.
+         * @example {
+         *       "email_address": "ci-robot@acme-robotics.example",
+         *       "role": "user",
+         *       "name": "CI robot"
+         *     }
+         */
+        AccountData: {
+            /** @description Email address of the account, unique on the server (`409 duplicate_account`). */
+            email_address: string;
+            /**
+             * @description `admin` accounts may manage projects, accounts and every key of the organization; `user` accounts use projects and manage their own keys.
+             * @enum {string}
+             */
+            role: "admin" | "user";
+            /** @description Display name of the account. */
+            name?: string;
+        };
+        /**
+         * @description An API key of an account, without its secret: the server keeps only a hash of the secret, which is shown once, when the key is created. The key itself reads `pwk_<id>_<secret>`, so the `id` tells which key a client holds.
+         * @example {
+         *       "id": "2Fx0aK3mPq7rSt1uVw5xYz9bCd2",
+         *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *       "account_id": "2Fw0cK7tLq2mXr9sJd4vBn1HpZe",
+         *       "name": "CI deployments",
+         *       "creation_time": "2026-11-22T10:06:00.000Z",
+         *       "revoked": false
+         *     }
+         */
+        ApiKey: {
+            /** @description Identifier of the key, the part of the key after `pwk_` and before the secret. */
+            id: components["schemas"]["Id"];
+            /** @description Identifier of the organization of the key's account. */
+            org_id: components["schemas"]["Id"];
+            /** @description Identifier of the account the key belongs to, whose role the key has. */
+            account_id: components["schemas"]["Id"];
+            /** @description What the key is for, present only when one was given at its creation. */
+            name?: string;
+            /** @description When the key was created. */
+            creation_time: components["schemas"]["DateTime"];
+            /** @description Whether the key is revoked: a revoked key is refused with `401 invalid_api_key`, for good. */
+            revoked: boolean;
+            /** @description When the key was revoked; absent while it is not. */
+            revocation_time?: components["schemas"]["DateTime"];
+        };
+        /**
+         * @description One page of API keys. `previous` and `next` are present only when elements exist before or after the page; send the members of one of them as query parameters to fetch that page.
+         * @example {
+         *       "elements": [
+         *         {
+         *           "id": "2Fx0aK3mPq7rSt1uVw5xYz9bCd2",
+         *           "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *           "account_id": "2Fw0cK7tLq2mXr9sJd4vBn1HpZe",
+         *           "name": "CI deployments",
+         *           "creation_time": "2026-11-22T10:06:00.000Z",
+         *           "revoked": false
+         *         },
+         *         {
+         *           "id": "2Fx4bL8nQr2sTu6vWx0yZa4cDe7",
+         *           "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *           "account_id": "2Fw0cK7tLq2mXr9sJd4vBn1HpZe",
+         *           "creation_time": "2026-11-23T08:00:00.000Z",
+         *           "revoked": true,
+         *           "revocation_time": "2026-11-24T17:30:12.004Z"
+         *         }
+         *       ]
+         *     }
+         */
+        ApiKeyPage: {
+            /** @description The ApiKey objects of the page, at most `size` of them, in the order of the cursor. */
+            elements: components["schemas"]["ApiKey"][];
+            /** @description Cursor of the page before this one; absent when no element precedes this page. */
+            previous?: components["schemas"]["Cursor"];
+            /** @description Cursor of the page after this one; absent when no element follows this page. */
+            next?: components["schemas"]["Cursor"];
+        };
+        /**
+         * @description Request body to create an API key: for whom, and what for. A `user` account creates keys for itself only; an `admin` account for any account of its organization.
+         * @example {
+         *       "name": "CI deployments"
+         *     }
+         */
+        ApiKeyData: {
+            /** @description The account the key belongs to; the account of the calling key when absent. Another account than the caller's needs the `admin` role (`403 permission_denied`), and an identifier that is not an account of the organization gives `404 unknown_account`. */
+            account_id?: components["schemas"]["Id"];
+            /** @description What the key is for (`CI deployments`), shown in lists of keys so that people know which key to revoke. */
+            name?: string;
+        };
+        /**
+         * @description An API key just created, with the key itself in `key`: the only time the server shows it. Store it now; a lost key cannot be shown again, only revoked and replaced.
+         * @example {
+         *       "id": "2Fx0aK3mPq7rSt1uVw5xYz9bCd2",
+         *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *       "account_id": "2Fw0cK7tLq2mXr9sJd4vBn1HpZe",
+         *       "name": "CI deployments",
+         *       "creation_time": "2026-11-22T10:06:00.000Z",
+         *       "revoked": false,
+         *       "key": "pwk_2Fx0aK3mPq7rSt1uVw5xYz9bCd2_q3Vn8sJd4vBn1HpZeK7tLq2mXr9sJd4vBn1HpZeK7tL"
+         *     }
+         */
+        NewApiKey: components["schemas"]["ApiKey"] & {
+            /** @description The API key, to send as `Authorization: Bearer <key>`. */
+            key: string;
         };
         /**
          * @description Name of a project, resource, parameter or pipeline task: 1 to 100 characters, lowercase letters, digits, `_` and `-`, starting with a letter or a digit. Names are what humans type, so they stay stable across reinstallations while identifiers may change.
@@ -1353,7 +1984,7 @@ export interface components {
             does_not_match: unknown;
         });
         /**
-         * @description Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds. A trigger of connector `custom` reacts to the events sent with `POST /events`; one of connector `time` makes its own events, named `tick`, on the schedule given in `parameters`.
+         * @description Definition of a trigger: which events it reacts to and which pipelines it instantiates for each of them. An event activates the trigger when its connector and name are the trigger's and every filter holds. A trigger of connector `custom` reacts to the events sent with `POST /events`; one of connector `time` makes its own events, named `tick`, on the schedule given in `parameters`; one of connector `webhook` makes an event of each delivery posted to its own URL (see TriggerWebhook), its data the body of the delivery.
          * @example {
          *       "connector": "custom",
          *       "event": "push",
@@ -1385,20 +2016,36 @@ export interface components {
          *         "nightly-backup"
          *       ]
          *     }
+         * @example {
+         *       "connector": "webhook",
+         *       "event": "push",
+         *       "parameters": {
+         *         "sender": "github"
+         *       },
+         *       "filters": [
+         *         {
+         *           "path": "/ref",
+         *           "is_equal_to": "refs/heads/main"
+         *         }
+         *       ],
+         *       "pipelines": [
+         *         "ci"
+         *       ]
+         *     }
          */
         TriggerData: {
             /**
-             * @description Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule.
+             * @description Connector of the events to react to: `custom` for events sent with `POST /events`, `time` for the ticks of a schedule, `webhook` for the deliveries posted to the trigger's webhook URL.
              * @enum {string}
              */
-            connector: "custom" | "time";
-            /** @description Name of the events to react to: the `name` of a custom event, or `tick`, the only event of the `time` connector. */
+            connector: "custom" | "time" | "webhook";
+            /** @description Name of the events to react to: the `name` of a custom event, `tick`, the only event of the `time` connector, or for `webhook` the kind of the delivery: GitHub's `X-GitHub-Event` header (`push`, `pull_request`...), GitLab's `object_kind` (`push`, `merge_request`...); any delivery of a `generic` sender is of the trigger's `event`. */
             event: string;
-            /** @description Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule). */
+            /** @description Connector-specific settings of the trigger. The `custom` connector takes none; the `time` connector requires its schedule here (see TimeSchedule); the `webhook` connector takes its sender and whether deliveries are signed (see the `webhook` branch below). */
             parameters?: {
                 [key: string]: unknown;
             };
-            /** @description Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing. */
+            /** @description Conditions on the event data; all must hold for the trigger to fire. No filters means every event fires it. For the `time` connector they test the data of the tick (`/scheduled_time`), and a tick they reject starts nothing; for `webhook`, the body of the delivery. */
             filters?: components["schemas"]["TriggerFilter"][];
             /** @description Names of the pipeline resources of the project instantiated for each matching event. */
             pipelines: components["schemas"]["Name"][];
@@ -1417,9 +2064,44 @@ export interface components {
             parameters: components["schemas"]["TimeSchedule"];
             filters?: unknown;
             pipelines?: unknown;
+        } | {
+            /** @constant */
+            connector: "webhook";
+            event?: unknown;
+            /**
+             * @description Settings of a trigger of connector `webhook`: who sends its deliveries, which says how they are signed, what identifies each and what kind of event each is, and whether a signature is required. The secret that signs them is never part of the spec: it is set with `PUT /triggers/id/{id}/webhook/secret`.
+             *
+             *     - `github`: the signature is `X-Hub-Signature-256` (`sha256=` and the
+             *       hexadecimal HMAC-SHA256 of the body, keyed with the secret), the
+             *       delivery is identified by `X-GitHub-Delivery`, and its kind is
+             *       `X-GitHub-Event`.
+             *
+             *     - `gitlab`: `X-Gitlab-Token` must be the secret itself, the delivery is
+             *       identified by `X-Gitlab-Event-UUID`, and its kind is the body's
+             *       `object_kind`.
+             *
+             *     - `generic`: the signature is `X-Signature-256`, the hexadecimal
+             *       HMAC-SHA256 of the body keyed with the secret, with or without a
+             *       `sha256=` prefix; every delivery is of the trigger's `event`.
+             */
+            parameters?: {
+                /**
+                 * @description Who posts the deliveries, which says how they are signed (above).
+                 * @default generic
+                 * @enum {string}
+                 */
+                sender?: "github" | "gitlab" | "generic";
+                /**
+                 * @description Whether a delivery must carry a valid signature (or GitLab token). A signed trigger refuses every delivery until its secret is set. With `false`, anyone who knows the URL can start the trigger's pipelines.
+                 * @default true
+                 */
+                signed?: boolean;
+            };
+            filters?: unknown;
+            pipelines?: unknown;
         });
         /**
-         * @description Resource spec of a trigger: it reacts to events (custom events sent with `POST /events`, or the ticks of a schedule) and instantiates pipelines for each event it accepts.
+         * @description Resource spec of a trigger: it reacts to events (custom events sent with `POST /events`, the ticks of a schedule, or the deliveries posted to its webhook URL) and instantiates pipelines for each event it accepts.
          * @example {
          *       "type": "trigger",
          *       "version": 1,
@@ -1629,6 +2311,61 @@ export interface components {
             data: components["schemas"]["CommandData"];
         };
         /**
+         * @description Name of an identity: 1 to 100 characters, lowercase letters, digits, `_` and `-`, starting with a letter (its variables are named after it, and a variable cannot start with a digit). Tasks name identities in `data.identities`.
+         * @example deploy-key
+         */
+        IdentityName: string;
+        /**
+         * @description A notification of a pipeline's end: when a pipeline made from this resource ends with one of the statuses of `on`, the server posts a JSON body to `webhook.url`, sends an email to `email.to`, or both. Each is a delivery of its own, sent in the background, retried, and listed by `GET /notification_deliveries`.
+         * @example {
+         *       "on": [
+         *         "failed",
+         *         "aborted"
+         *       ],
+         *       "webhook": {
+         *         "url": "https://chat.example.com/hooks/deploys",
+         *         "identity": "deploy-notifications"
+         *       },
+         *       "email": {
+         *         "to": [
+         *           "ops@example.com"
+         *         ]
+         *       }
+         *     }
+         */
+        PipelineNotification: {
+            /**
+             * @description The statuses of the pipeline's end that notify: `failed`, `successful`, `aborted`. Default: `[failed]`.
+             * @default [
+             *       "failed"
+             *     ]
+             */
+            on?: ("failed" | "successful" | "aborted")[];
+            /** @description Posts the notification (a NotificationPayload) as JSON to a URL, signed with the value of an identity of the project when `identity` names one. */
+            webhook?: {
+                /**
+                 * Format: uri
+                 * @description The `http` or `https` URL posted to. Any answer with a status other than 2xx, or none within the server's timeout, is retried.
+                 */
+                url: string;
+                /** @description Name of an identity of the project (`POST /identities`) of kind `secret` or `api_token`, whose value signs every post: the header `X-Pipewright-Signature-256` is `sha256=` and the hexadecimal HMAC-SHA256 of the raw body under that value. Give the receiver the same value, to check that the post comes from this server. The secret so stays out of every deployed file. An attempt made while the project has no such identity fails, saying so, and is tried again. Without `identity`, posts are not signed. */
+                identity?: components["schemas"]["IdentityName"];
+            };
+            /** @description Sends the notification as a plain text email, through the SMTP server the server's operator configures (`--smtp-host`). */
+            email?: {
+                /** @description Addresses the email is sent to, 1 to 20, in one email. */
+                to: string[];
+            };
+        } & ({
+            on?: unknown;
+            webhook: unknown;
+            email?: unknown;
+        } | {
+            on?: unknown;
+            webhook?: never;
+            email: unknown;
+        });
+        /**
          * @description An entry of a pipeline: a task resource to run, under a name unique in the pipeline, with its parameters, the entries it waits for, and how it is repeated and retried. The same task resource can appear several times under different names.
          * @example {
          *       "name": "release",
@@ -1686,6 +2423,24 @@ export interface components {
          * @example {
          *       "concurrent": false,
          *       "retention": 30,
+         *       "notifications": [
+         *         {
+         *           "webhook": {
+         *             "url": "https://chat.example.com/hooks/deploys"
+         *           }
+         *         },
+         *         {
+         *           "on": [
+         *             "failed",
+         *             "successful"
+         *           ],
+         *           "email": {
+         *             "to": [
+         *               "ops@example.com"
+         *             ]
+         *           }
+         *         }
+         *       ],
          *       "tasks": [
          *         {
          *           "task": "build"
@@ -1721,6 +2476,8 @@ export interface components {
             concurrent?: boolean;
             /** @description Number of days finished pipelines made from this resource are kept, with their tasks, step outputs and scratchpad, counted from their end: 1 to 36500 (100 years). Then the server deletes them, within minutes; a pipeline that has not finished (running, waiting, or restarted) is never deleted. Without it, the server's options decide: its pipeline retention (default: kept until deleted with the project), and its step output retention (default 90 days, after which their steps stay with an empty `output` and `output_truncated` true). The event that caused a pipeline, and its command execution, are kept as long as a pipeline it caused is, and at least the server's event retention (default 90 days, counted from when it was stored). */
             retention?: number;
+            /** @description Who hears of the pipeline's end: webhooks and emails, each for the statuses it names (by default only `failed`). A pipeline keeps the notifications of the spec it was instantiated with. */
+            notifications?: components["schemas"]["PipelineNotification"][];
             /** @description Entries of the pipeline; their names (explicit or defaulted) must be unique. */
             tasks: components["schemas"]["PipelineTask"][];
         };
@@ -1781,11 +2538,21 @@ export interface components {
             data: components["schemas"]["PipelineData"];
         };
         /**
-         * @description Where the steps of a task run. `local` runs them as processes on the server's host; `container` runs them in a container made from `parameters.image`, with Docker or Podman, when one of them is available.
+         * @description Where the steps of a task run. `local` runs them as processes on the server's host; `container` runs each step in a new container made from `parameters.image`, with Podman or Docker (the server's choice), with the same contract as a local step: the working directory (also `HOME`), the context file and the server's certificate are mounted inside, at the paths the `PIPEWRIGHT_*` variables name, and the step runs as the task's user when the server gives tasks users of their own. A container, and everything started in it, is removed when its step ends, is aborted or times out, and at the next start after a crash.
          * @example {
          *       "name": "container",
          *       "parameters": {
          *         "image": "node:22-bookworm"
+         *       }
+         *     }
+         * @example {
+         *       "name": "container",
+         *       "parameters": {
+         *         "image": "alpine:3.20",
+         *         "pull": "never",
+         *         "memory": 512,
+         *         "cpus": 1.5,
+         *         "network": false
          *       }
          *     }
          * @example {
@@ -1802,6 +2569,21 @@ export interface components {
             parameters?: {
                 /** @description Container image reference, such as `node:22-bookworm`. */
                 image?: components["schemas"]["ProcessText"];
+                /**
+                 * @description When the engine pulls the image: `missing`, only when the host does not have it; `always`, before every step (a step whose pull fails fails); `never`, a step whose image the host does not have fails.
+                 * @default missing
+                 * @enum {string}
+                 */
+                pull?: "missing" | "always" | "never";
+                /** @description Memory each step's container may use, in MiB (6 MiB to 1 TiB); past it, the kernel kills a process of the step. No limit when absent. */
+                memory?: number;
+                /** @description CPUs each step's container may use, as a number of CPUs' worth of time (`0.5`: half of one); no limit when absent. */
+                cpus?: number;
+                /**
+                 * @description `true`: steps share the network of the server's host, so that they reach the server at `PIPEWRIGHT_API_URL` (127.0.0.1 included). `false`: steps have no network but a loopback of their own, and cannot reach the server.
+                 * @default true
+                 */
+                network?: boolean;
             };
         } & ({
             /** @constant */
@@ -1812,6 +2594,10 @@ export interface components {
             name: "container";
             parameters: {
                 image: unknown;
+                pull?: unknown;
+                memory?: unknown;
+                cpus?: unknown;
+                network?: unknown;
             };
         });
         /**
@@ -1821,7 +2607,8 @@ export interface components {
          *       "command": "npm",
          *       "arguments": [
          *         "ci"
-         *       ]
+         *       ],
+         *       "timeout": 600
          *     }
          * @example {
          *       "label": "Publish",
@@ -1838,6 +2625,8 @@ export interface components {
             arguments?: components["schemas"]["ProcessText"][];
             /** @description Script to run. Without a `#!` first line it runs under `/bin/sh` with `set -eu`; with one, under the interpreter it names. */
             code?: components["schemas"]["ProcessText"];
+            /** @description Seconds the step may run, at most 7 days. When they pass, the step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt of the task fails with a message naming the step and its timeout, retried like any other failure. The task's timeout still holds: whichever passes first stops the step. */
+            timeout?: number;
             /** @description Path of the file `code` was read from. Clients read the file and send its content in `code` before installing resources; the server keeps the path only to show where the script came from, and never reads it. */
             source?: string;
         } & ({
@@ -1845,12 +2634,14 @@ export interface components {
             command: unknown;
             arguments?: unknown;
             code?: unknown;
+            timeout?: unknown;
             source?: unknown;
         } | {
             label?: unknown;
             command?: unknown;
             arguments?: unknown;
             code: unknown;
+            timeout?: unknown;
             source?: unknown;
         });
         /**
@@ -1881,13 +2672,15 @@ export interface components {
          *       "environment": {
          *         "NODE_ENV": "production"
          *       },
+         *       "timeout": 1800,
          *       "steps": [
          *         {
          *           "label": "Install dependencies",
          *           "command": "npm",
          *           "arguments": [
          *             "ci"
-         *           ]
+         *           ],
+         *           "timeout": 600
          *         },
          *         {
          *           "label": "Publish",
@@ -1907,12 +2700,14 @@ export interface components {
              *     }
              */
             runtime?: components["schemas"]["TaskRuntime"];
-            /** @description Names of the identities (credentials) the task uses; they are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). */
+            /** @description Names of identities of the project (credentials, made with `POST /identities`, never in this file) whose values the steps of the task get, as variables and files named after them (see `IdentityKind`), and masked in their output. They are listed in the context file given to the steps (`PIPEWRIGHT_CONTEXT_PATH`). An attempt of a task naming an identity the project does not have fails at its start, saying so. */
             identities?: components["schemas"]["Name"][];
             /** @description Environment variables set for every step of the task, by variable name; values cannot hold NUL. */
             environment?: {
                 [key: string]: components["schemas"]["ProcessText"];
             };
+            /** @description Seconds each attempt of the task may run, at most 7 days, counted from the start of the attempt. When they pass, the running step is stopped as an abort stops it (SIGTERM to its processes, then SIGKILL after the server's abort grace) and the attempt fails with a message naming the timeout: a failure like any other, retried when the pipeline entry has retries left, each retry with its full time again. Without it, the server's default task timeout applies (an option of the server, 6 hours unless its operator changes it). */
+            timeout?: number;
             /** @description Steps run in order; the task succeeds when all of them exit with status 0. */
             steps: components["schemas"]["TaskStep"][];
         };
@@ -1949,13 +2744,15 @@ export interface components {
          *         "environment": {
          *           "NODE_ENV": "production"
          *         },
+         *         "timeout": 1800,
          *         "steps": [
          *           {
          *             "label": "Install dependencies",
          *             "command": "npm",
          *             "arguments": [
          *               "ci"
-         *             ]
+         *             ],
+         *             "timeout": 600
          *           },
          *           {
          *             "label": "Publish",
@@ -2295,6 +3092,136 @@ export interface components {
             previous?: components["schemas"]["Cursor"];
             /** @description Cursor of the page after this one; absent when no element follows this page. */
             next?: components["schemas"]["Cursor"];
+        };
+        /**
+         * @description What an identity holds, which says the members of its `data` and the variables and files the steps of a task naming it get (`P` is the identity's name in capitals, each `-` made `_`: `deploy-key` gives `DEPLOY_KEY`): `secret`, a generic secret: `value`, given as `P_VALUE`; `username_password`: `username` and `password`, given as `P_USERNAME` and `P_PASSWORD`; `api_token`: `token`, given as `P_TOKEN`; `ssh_key`: `private_key` and, optionally, `known_hosts`, each written to a file of mode 0600 that only the task reads (the key ends with a newline, as ssh wants), given as `P_PRIVATE_KEY_FILE` and `P_KNOWN_HOSTS_FILE`, and `P_SSH_COMMAND`, an ssh command line that uses them (`ssh -i FILE -o IdentitiesOnly=yes`, and with `known_hosts` `-o UserKnownHostsFile=FILE -o StrictHostKeyChecking=yes`), for `GIT_SSH_COMMAND`.
+         * @example ssh_key
+         * @enum {string}
+         */
+        IdentityKind: "secret" | "username_password" | "api_token" | "ssh_key";
+        /**
+         * @description A credential of a project (a secret, a user name and password, an API token, an SSH key) that the steps of the tasks naming it receive. Its values are encrypted in the server's database with a key kept out of it, and no route returns them: an identity shows which members it holds and the variables it gives, never what they hold. Identities are not resources: a deploy (`PUT /projects/id/{id}/resources`) neither installs nor deletes them.
+         * @example {
+         *       "id": "2Fy1kQ7rTm3vXb8zLc5nHp2sWd6",
+         *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *       "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *       "name": "deploy-key",
+         *       "kind": "ssh_key",
+         *       "description": "Pushes to the production repository.",
+         *       "fields": [
+         *         "private_key",
+         *         "known_hosts"
+         *       ],
+         *       "variables": [
+         *         "DEPLOY_KEY_PRIVATE_KEY_FILE",
+         *         "DEPLOY_KEY_KNOWN_HOSTS_FILE",
+         *         "DEPLOY_KEY_SSH_COMMAND"
+         *       ],
+         *       "creation_time": "2026-11-20T16:42:07.311Z",
+         *       "update_time": "2026-11-20T16:42:07.311Z"
+         *     }
+         */
+        Identity: {
+            /** @description Identifier of the identity. */
+            id: components["schemas"]["Id"];
+            /** @description Identifier of the organization of the identity. */
+            org_id: components["schemas"]["Id"];
+            /** @description Identifier of the project of the identity. */
+            project_id: components["schemas"]["Id"];
+            /** @description Name of the identity, unique in the project. */
+            name: components["schemas"]["IdentityName"];
+            /** @description What the identity holds. */
+            kind: components["schemas"]["IdentityKind"];
+            /** @description What the identity is for, as given. */
+            description?: string;
+            /** @description The members of `data` the identity holds, never their values. */
+            fields: ("value" | "username" | "password" | "token" | "private_key" | "known_hosts")[];
+            /** @description The environment variables the steps of a task naming the identity get, by name. */
+            variables: string[];
+            /** @description When the identity was created. */
+            creation_time: components["schemas"]["DateTime"];
+            /** @description When the identity was last replaced; equal to `creation_time` until then. */
+            update_time: components["schemas"]["DateTime"];
+        };
+        /**
+         * @description One page of the identities of the current project. `previous` and `next` are present only when elements exist before or after the page; send the members of one of them as query parameters to fetch that page.
+         * @example {
+         *       "elements": [
+         *         {
+         *           "id": "2Fy1kQ7rTm3vXb8zLc5nHp2sWd6",
+         *           "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *           "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *           "name": "registry",
+         *           "kind": "username_password",
+         *           "fields": [
+         *             "username",
+         *             "password"
+         *           ],
+         *           "variables": [
+         *             "REGISTRY_USERNAME",
+         *             "REGISTRY_PASSWORD"
+         *           ],
+         *           "creation_time": "2026-11-20T16:42:07.311Z",
+         *           "update_time": "2026-11-21T09:03:55.020Z"
+         *         }
+         *       ]
+         *     }
+         */
+        IdentityPage: {
+            /** @description The Identity objects of the page, at most `size` of them, in the order of the cursor. */
+            elements: components["schemas"]["Identity"][];
+            /** @description Cursor of the page before this one; absent when no element precedes this page. */
+            previous?: components["schemas"]["Cursor"];
+            /** @description Cursor of the page after this one; absent when no element follows this page. */
+            next?: components["schemas"]["Cursor"];
+        };
+        /**
+         * @description A value of an identity: 1 to 65536 characters, without NUL (it becomes the value of a variable).
+         * @example ghp_7d1Fk2LmQ9xWc3ZpR8tY5bN0vA4sE6hJ
+         */
+        IdentityValue: string;
+        /**
+         * @description The values of an identity, encrypted by the server as soon as they arrive and never returned. Which members a kind takes: `secret`: `value`; `username_password`: `username` and `password`; `api_token`: `token`; `ssh_key`: `private_key`, and `known_hosts` if wanted. A member the kind does not take, or one it needs and is missing, is rejected with `400 invalid_request_body`.
+         * @example {
+         *       "username": "deploy",
+         *       "password": "correct-horse-battery-staple"
+         *     }
+         */
+        IdentityData: {
+            /** @description The secret of a `secret` identity. */
+            value?: components["schemas"]["IdentityValue"];
+            /** @description The user name of a `username_password` identity. */
+            username?: components["schemas"]["IdentityValue"];
+            /** @description The password of a `username_password` identity. */
+            password?: components["schemas"]["IdentityValue"];
+            /** @description The token of an `api_token` identity. */
+            token?: components["schemas"]["IdentityValue"];
+            /** @description The private key of an `ssh_key` identity, in the PEM or OpenSSH format `ssh-keygen` writes, without a passphrase. */
+            private_key?: components["schemas"]["IdentityValue"];
+            /** @description Lines of an ssh `known_hosts` file for an `ssh_key` identity: the keys of the hosts it connects to, such as the output of `ssh-keyscan github.com`. */
+            known_hosts?: components["schemas"]["IdentityValue"];
+        };
+        /**
+         * @description Request body of `POST /identities` and `PUT /identities/id/{id}`: an identity of the current project, whole. Its values are never shown again.
+         * @example {
+         *       "name": "deploy-key",
+         *       "kind": "ssh_key",
+         *       "description": "Pushes to the production repository.",
+         *       "data": {
+         *         "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n",
+         *         "known_hosts": "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+         *       }
+         *     }
+         */
+        IdentitySpec: {
+            /** @description Name of the identity, unique in the project, as tasks name it in `data.identities`. Two names that give the same variables (`deploy-key` and `deploy_key`) cannot both be used in a project. */
+            name: components["schemas"]["IdentityName"];
+            /** @description What the identity holds, and how the steps get it. */
+            kind: components["schemas"]["IdentityKind"];
+            /** @description What the identity is for, shown to users. */
+            description?: string;
+            /** @description The values, as the kind takes them. */
+            data: components["schemas"]["IdentityData"];
         };
         /**
          * @description Request body of `POST /commands/id/{id}/execute`: the parameter values of this execution. Every key must be a parameter of the command with a value of its type; parameters with a default may be omitted, the others are required.
@@ -2708,7 +3635,7 @@ export interface components {
             next?: components["schemas"]["Cursor"];
         };
         /**
-         * @description Status of one execution of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status or the process could not start) or `aborted` (the task was aborted or the server stopped it).
+         * @description Status of one execution of a step: `started` while its process runs, then `successful` (exit status 0), `failed` (non-zero exit status, the process could not start, or it ran past the timeout of its step or task) or `aborted` (the task was aborted or the server stopped it).
          * @example failed
          * @enum {string}
          */
@@ -2863,6 +3790,518 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description The webhook of a trigger of connector `webhook`: the URL its deliveries are posted to, and whether their secret is set. The URL is made when first read, and stays the trigger's as long as it is installed, through reinstalls; it changes only when the URL is renewed. The secret itself is never shown.
+         * @example {
+         *       "trigger_id": "2FwkY9pF34Qy6nB3Wwd25rq4f5z",
+         *       "hook_id": "9rQk2vXy7LmN4pQ8sT1uW3zA6bC5dE0fG2hJ4kL6mN8",
+         *       "path": "/v0/hooks/9rQk2vXy7LmN4pQ8sT1uW3zA6bC5dE0fG2hJ4kL6mN8",
+         *       "secret_set": true,
+         *       "secret_update_time": "2026-11-22T09:41:17.530Z"
+         *     }
+         */
+        TriggerWebhook: {
+            /** @description Identifier of the trigger. */
+            trigger_id: components["schemas"]["Id"];
+            /** @description The unguessable identifier of the webhook (32 random bytes, base64url): whoever knows it can post deliveries, so treat it as a secret too. */
+            hook_id: string;
+            /** @description Where deliveries are posted, to be appended to the server's address (`https://ci.example.com` + `/v0/hooks/...`). */
+            path: string;
+            /** @description Whether the secret that signs deliveries is set. */
+            secret_set: boolean;
+            /** @description When the secret was last set, if it is set. */
+            secret_update_time?: components["schemas"]["DateTime"];
+        };
+        /**
+         * @description Request body of `PUT /triggers/id/{id}/webhook/secret`: the secret that signs the deliveries of a webhook trigger, the same as the sender is given (GitHub's and GitLab's "Secret token"). It is stored by the server and never shown again.
+         * @example {
+         *       "secret": "3f9a6c2e8b1d4f7a0c5e9b2d6f8a1c3e"
+         *     }
+         */
+        TriggerWebhookSecret: {
+            /** @description The secret: 16 to 256 printable ASCII characters, such as the output of `openssl rand -hex 32`. */
+            secret: string;
+        };
+        /**
+         * @description What became of a delivery posted to a webhook: whether its trigger accepted it, and if so the event stored and the pipelines started. A delivery of another kind than the trigger's `event`, one the filters reject, or one to a disabled trigger, is answered too (it was received), with `accepted` false and the reason.
+         * @example {
+         *       "accepted": true,
+         *       "event_id": "2FwZe95b9eGe0vRBbgi09qynDAk",
+         *       "pipeline_ids": [
+         *         "2Fy7eR4nXq7zDs0eFu3hIv6jLy8"
+         *       ]
+         *     }
+         * @example {
+         *       "accepted": false,
+         *       "pipeline_ids": [],
+         *       "reason": "the trigger listens to push deliveries, not ping"
+         *     }
+         */
+        TriggerWebhookDelivery: {
+            /** @description Whether the trigger accepted the delivery, storing an event and starting its pipelines. */
+            accepted: boolean;
+            /** @description The event stored, when accepted. */
+            event_id?: components["schemas"]["Id"];
+            /** @description The pipelines started; empty when not accepted. */
+            pipeline_ids: components["schemas"]["Id"][];
+            /** @description Why the trigger did not accept the delivery, when it did not. */
+            reason?: string;
+        };
+        /**
+         * @description Where a stream is at this message, sent as the message's `id` field: a decimal number. A consumer that reconnects sends the last one it received as `Last-Event-ID` and the stream goes on right after it. In the stream of a project's changes it numbers the server's changes (every project's, so ids leap); in the stream of a task's output it is the offset, in bytes, reached in the task's output. Heartbeats carry it too (an `id` field alone, which is no event): a consumer whose filter lets little through still holds a recent one.
+         * @example 48213
+         */
+        StreamEventId: string;
+        /**
+         * @description The first message of every stream (`event: start`). Its `id` is where the stream starts: a consumer that reconnects before any other message came resumes from there.
+         * @example {
+         *       "event": "start",
+         *       "id": "48213",
+         *       "data": {
+         *         "reset": false
+         *       }
+         *     }
+         */
+        StreamStart: {
+            /**
+             * @description The event type, `start`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "start";
+            /** @description Where the stream starts. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description Whether the consumer must start afresh. */
+            data: {
+                /** @description True when the `Last-Event-ID` sent cannot be resumed from: older than what the server keeps, or not one of its ids. The consumer must then read again what it shows: from the read routes for a project's changes (the stream goes on from now), from the beginning for a task's output (the stream starts again at offset 0). */
+                reset: boolean;
+            };
+        };
+        /**
+         * @description A pipeline was created or changed status (`event: pipeline`); `data` is the pipeline as `GET /pipelines/id/{id}` returns it when the message is sent.
+         * @example {
+         *       "event": "pipeline",
+         *       "id": "48214",
+         *       "data": {
+         *         "id": "2Fw6uEp3c4dsa7lC360A9y6YnD1",
+         *         "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *         "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *         "name": "deploy",
+         *         "pipeline_id": "2Fwy7AjzQHb6BAEcn6zJ4A3DdvH",
+         *         "command_id": "2Fwr3QA7YeEEBY3ABp3e2zS8iq9",
+         *         "event_id": "2FwppWTv5aspzhU8QrTzhJqmHUo",
+         *         "event_time": "2026-11-22T10:00:00.000Z",
+         *         "concurrent": false,
+         *         "creation_time": "2026-11-22T10:00:00.012Z",
+         *         "start_time": "2026-11-22T10:00:00.250Z",
+         *         "status": "started"
+         *       }
+         *     }
+         */
+        PipelineChange: {
+            /**
+             * @description The event type, `pipeline`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "pipeline";
+            /** @description The number of the change. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description The pipeline. */
+            data: components["schemas"]["Pipeline"];
+        };
+        /**
+         * @description A task was created, or its status, run or attempt changed (`event: task`); `data` is the task as `GET /tasks/id/{id}` returns it when the message is sent. In a task's output stream, its `id` is the offset reached in the output.
+         * @example {
+         *       "event": "task",
+         *       "id": "48215",
+         *       "data": {
+         *         "id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+         *         "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *         "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *         "pipeline_id": "2Fw6uEp3c4dsa7lC360A9y6YnD1",
+         *         "task_id": "2FwHQsiJoUGm1YtmaD7v3dNi8Lf",
+         *         "name": "build",
+         *         "pipeline_task": {
+         *           "name": "build",
+         *           "task": "build"
+         *         },
+         *         "spec": {
+         *           "type": "task",
+         *           "version": 1,
+         *           "name": "build",
+         *           "data": {
+         *             "steps": [
+         *               {
+         *                 "command": "make"
+         *               }
+         *             ]
+         *           }
+         *         },
+         *         "task_identities": [],
+         *         "dependencies": [],
+         *         "instance_id": 1,
+         *         "run": 1,
+         *         "retry": 0,
+         *         "status": "started",
+         *         "creation_time": "2026-11-22T10:00:00.012Z",
+         *         "start_time": "2026-11-22T10:00:00.260Z"
+         *       }
+         *     }
+         */
+        TaskChange: {
+            /**
+             * @description The event type, `task`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "task";
+            /** @description The number of the change, or the offset reached in an output stream. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description The task. */
+            data: components["schemas"]["Task"];
+        };
+        /**
+         * @description An event was stored in the project (`event: event`); `data` is the event as `GET /events/id/{id}` returns it.
+         * @example {
+         *       "event": "event",
+         *       "id": "48210",
+         *       "data": {
+         *         "id": "2FwppWTv5aspzhU8QrTzhJqmHUo",
+         *         "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *         "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *         "trigger_id": "2Fx3cO9qRs0tUv1wXy2zAb3cDe4",
+         *         "creation_time": "2026-11-22T10:00:00.004Z",
+         *         "event_time": "2026-11-22T10:00:00.000Z",
+         *         "connector": "custom",
+         *         "name": "push",
+         *         "data": {
+         *           "branch": "main"
+         *         },
+         *         "original_event_id": null
+         *       }
+         *     }
+         */
+        EventChange: {
+            /**
+             * @description The event type, `event`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "event";
+            /** @description The number of the change. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description The event. */
+            data: components["schemas"]["Event"];
+        };
+        /**
+         * @description The last message of a stream the server ends on purpose (`event: end`), before it closes the response. A stream closed without it (the network, a consumer cut off for falling behind) should be resumed with `Last-Event-ID`.
+         * @example {
+         *       "event": "end",
+         *       "id": "1893",
+         *       "data": {
+         *         "reason": "task_ended"
+         *       }
+         *     }
+         */
+        StreamEnd: {
+            /**
+             * @description The event type, `end`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "end";
+            /** @description Where the stream was. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description Why the stream ends. */
+            data: {
+                /**
+                 * @description Why it ends. `task_ended`: the task of an output stream has ended and its last step has stopped; all its output was sent. `access_revoked`: the API key was revoked, its account or organization disabled or deleted, or, for a task's key, its task ended. `project_deleted`: the project was deleted. `server_stopping`: the server is stopping; reconnect (with `Last-Event-ID`) after a while, to it once restarted or to another server.
+                 * @enum {string}
+                 */
+                reason: "task_ended" | "access_revoked" | "project_deleted" | "server_stopping";
+            };
+        };
+        /** @description One message of the stream of a project's changes (`GET /changes`), read from its Server-Sent Events fields: `event` is the SSE event type, `id` the SSE id, `data` the JSON of the SSE data field. */
+        ProjectChange: components["schemas"]["StreamStart"] | components["schemas"]["PipelineChange"] | components["schemas"]["TaskChange"] | components["schemas"]["EventChange"] | components["schemas"]["StreamEnd"];
+        /**
+         * @description Output a step printed, as a task's output stream sends it: a piece of the `output` of one step execution (see `StepExecution`).
+         * @example {
+         *       "task_id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+         *       "run": 1,
+         *       "attempt": 0,
+         *       "index": 1,
+         *       "offset": 1042,
+         *       "text": "npm notice Publishing to https://registry.npmjs.org/ with tag stable\n"
+         *     }
+         */
+        StepOutputChunk: {
+            /** @description Identifier of the task instance. */
+            task_id: components["schemas"]["Id"];
+            /** @description Run of the task the step execution belongs to. */
+            run: number;
+            /** @description Attempt within the run. */
+            attempt: number;
+            /** @description Position of the step in the task spec's `steps`, from 0. */
+            index: number;
+            /** @description Where `text` starts in the task's output, in bytes of UTF-8: the output of every step execution of the task, of every run and attempt, one after the other in the order of `GET /tasks/id/{id}/steps`. */
+            offset: number;
+            /** @description The output, decoded as UTF-8, as the step printed it. */
+            text: string;
+        };
+        /**
+         * @description Output a step printed (`event: output`); its `id` is the offset reached in the task's output, after `text`.
+         * @example {
+         *       "event": "output",
+         *       "id": "1112",
+         *       "data": {
+         *         "task_id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+         *         "run": 1,
+         *         "attempt": 0,
+         *         "index": 1,
+         *         "offset": 1042,
+         *         "text": "npm notice Publishing to https://registry.npmjs.org/ with tag stable\n"
+         *       }
+         *     }
+         */
+        StepOutput: {
+            /**
+             * @description The event type, `output`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "output";
+            /** @description The offset, in bytes, right after this output. */
+            id: components["schemas"]["StreamEventId"];
+            /** @description The output. */
+            data: components["schemas"]["StepOutputChunk"];
+        };
+        /** @description One message of the stream of a task's output (`GET /tasks/id/{id}/output`), read from its Server-Sent Events fields: `event` is the SSE event type, `id` the SSE id, `data` the JSON of the SSE data field. */
+        TaskOutput: components["schemas"]["StreamStart"] | components["schemas"]["TaskChange"] | components["schemas"]["StepOutput"] | components["schemas"]["StreamEnd"];
+        /**
+         * @description Where a notification delivery stands: `pending` until an attempt succeeds or the last one fails, then `delivered` or `failed`.
+         * @example delivered
+         * @enum {string}
+         */
+        NotificationDeliveryStatus: "pending" | "delivered" | "failed";
+        /**
+         * @description One attempt of a notification delivery: when it started, how long it took, and what came of it.
+         * @example {
+         *       "number": 1,
+         *       "start_time": "2026-11-25T09:31:12.601Z",
+         *       "duration_ms": 10000,
+         *       "succeeded": false,
+         *       "error": "no answer within 10 seconds"
+         *     }
+         */
+        NotificationAttempt: {
+            /** @description The attempt's number, from 1. */
+            number: number;
+            /** @description When the attempt started. */
+            start_time: components["schemas"]["DateTime"];
+            /** @description How long it took, in milliseconds, up to the answer, the error or the timeout. */
+            duration_ms: number;
+            /** @description Whether the receiver accepted it (a 2xx answer, or the SMTP server took the email). */
+            succeeded: boolean;
+            /** @description The HTTP status the webhook's receiver answered, or the reply code of the SMTP server; absent when none came. */
+            status_code?: number;
+            /** @description What went wrong when the attempt failed: the answer's status, a timeout, a refused connection, the SMTP server's reply. */
+            error?: string;
+        };
+        /**
+         * @description What a notification says, made when the pipeline ended: the JSON body a webhook is posted, and what an email tells in plain text. A receiver checks the header `X-Pipewright-Signature-256` (`sha256=` then the hexadecimal HMAC-SHA256 of the raw body under the value of the webhook's `identity`), and may use `delivery_id` (also in the header `X-Pipewright-Delivery`) to ignore a delivery it already received.
+         * @example {
+         *       "delivery_id": "2Fy7fA1bC2dE3fG4hI5jK6lM7nO",
+         *       "project_name": "web-shop",
+         *       "pipeline": {
+         *         "id": "2Fy7eR4nXq7zDs0eFu3hIv6jLy8",
+         *         "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *         "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *         "name": "deploy",
+         *         "pipeline_id": "2Fx3cN8rTq1vWb5yZk7mLp0sHd4",
+         *         "command_id": "2Fx3cM1pQw6tYh9uJa2bVe4nXk7",
+         *         "event_id": "2Fy7eR2kVn5xBq8cDs1fGt4hJw6",
+         *         "event_time": "2026-11-25T09:30:00.000Z",
+         *         "concurrent": false,
+         *         "creation_time": "2026-11-25T09:30:00.004Z",
+         *         "start_time": "2026-11-25T09:30:00.118Z",
+         *         "end_time": "2026-11-25T09:31:12.540Z",
+         *         "status": "failed"
+         *       },
+         *       "failed_tasks": [
+         *         {
+         *           "id": "2Fy7eS0aB1cD2eF3gH4iJ5kL6mN",
+         *           "name": "test",
+         *           "failure_message": "step 2 (run the tests) exited with code 1"
+         *         }
+         *       ]
+         *     }
+         */
+        NotificationPayload: {
+            /** @description Identifier of the delivery; the same in every attempt of it. */
+            delivery_id: components["schemas"]["Id"];
+            /** @description Name of the project of the pipeline. */
+            project_name: components["schemas"]["Name"];
+            /** @description The pipeline as it ended. */
+            pipeline: components["schemas"]["Pipeline"];
+            /** @description The first 10 tasks of the pipeline that failed, oldest first, each with why; empty when none did. */
+            failed_tasks: {
+                /** @description Identifier of the task. */
+                id: components["schemas"]["Id"];
+                /** @description Name of its entry in the pipeline. */
+                name: string;
+                /** @description Why it failed. */
+                failure_message?: string;
+            }[];
+        };
+        /**
+         * @description One notification of a pipeline's end to one webhook or one email, with every attempt made to deliver it. A delivery is stored in the transaction that ends the pipeline and sent in the background: at most 6 attempts, the second 30 seconds after the first, then each twice as long after the one before (1, 2, 4 and 8 minutes), each given 10 seconds (the server's defaults: `--notification-attempts`, `--notification-retry-delay`). A server that stops or dies between attempts carries on when it starts again; one that died during an attempt makes it again a minute later, so a receiver may get a delivery twice (same `delivery_id`).
+         * @example {
+         *       "id": "2Fy7fA1bC2dE3fG4hI5jK6lM7nO",
+         *       "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *       "pipeline_id": "2Fy7eR4nXq7zDs0eFu3hIv6jLy8",
+         *       "pipeline_status": "failed",
+         *       "webhook": {
+         *         "url": "https://chat.example.com/hooks/deploys"
+         *       },
+         *       "status": "delivered",
+         *       "creation_time": "2026-11-25T09:31:12.540Z",
+         *       "end_time": "2026-11-25T09:31:42.713Z",
+         *       "attempts": [
+         *         {
+         *           "number": 1,
+         *           "start_time": "2026-11-25T09:31:12.601Z",
+         *           "duration_ms": 85,
+         *           "succeeded": false,
+         *           "status_code": 500,
+         *           "error": "the receiver answered 500"
+         *         },
+         *         {
+         *           "number": 2,
+         *           "start_time": "2026-11-25T09:31:42.650Z",
+         *           "duration_ms": 63,
+         *           "succeeded": true,
+         *           "status_code": 200
+         *         }
+         *       ],
+         *       "payload": {
+         *         "delivery_id": "2Fy7fA1bC2dE3fG4hI5jK6lM7nO",
+         *         "project_name": "web-shop",
+         *         "pipeline": {
+         *           "id": "2Fy7eR4nXq7zDs0eFu3hIv6jLy8",
+         *           "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *           "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *           "name": "deploy",
+         *           "event_id": "2Fy7eR2kVn5xBq8cDs1fGt4hJw6",
+         *           "event_time": "2026-11-25T09:30:00.000Z",
+         *           "concurrent": false,
+         *           "creation_time": "2026-11-25T09:30:00.004Z",
+         *           "start_time": "2026-11-25T09:30:00.118Z",
+         *           "end_time": "2026-11-25T09:31:12.540Z",
+         *           "status": "failed"
+         *         },
+         *         "failed_tasks": [
+         *           {
+         *             "id": "2Fy7eS0aB1cD2eF3gH4iJ5kL6mN",
+         *             "name": "test",
+         *             "failure_message": "step 2 (run the tests) exited with code 1"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        NotificationDelivery: {
+            /** @description Identifier of the delivery. */
+            id: components["schemas"]["Id"];
+            /** @description Identifier of the project. */
+            project_id: components["schemas"]["Id"];
+            /** @description Identifier of the pipeline (instance) whose end it notifies. */
+            pipeline_id: components["schemas"]["Id"];
+            /**
+             * @description How the pipeline ended.
+             * @enum {string}
+             */
+            pipeline_status: "successful" | "failed" | "aborted";
+            /** @description The webhook it is posted to; absent for an email. */
+            webhook?: {
+                /** @description The URL posted to. */
+                url: string;
+                /** @description The identity whose value signs it, if any. */
+                identity?: string;
+            };
+            /** @description The email it is sent as; absent for a webhook. */
+            email?: {
+                /** @description The addresses it is sent to. */
+                to: string[];
+            };
+            /** @description Where the delivery stands. */
+            status: components["schemas"]["NotificationDeliveryStatus"];
+            /** @description When the pipeline ended and the delivery was stored. */
+            creation_time: components["schemas"]["DateTime"];
+            /** @description When the next attempt is due; present only while `pending`. */
+            next_attempt_time?: components["schemas"]["DateTime"];
+            /** @description When it was delivered or given up; absent while `pending`. */
+            end_time?: components["schemas"]["DateTime"];
+            /** @description The attempts made so far, first to last. */
+            attempts: components["schemas"]["NotificationAttempt"][];
+            /** @description What it says, the same in every attempt. */
+            payload: components["schemas"]["NotificationPayload"];
+        };
+        /**
+         * @description One page of the notification deliveries of the current project. `previous` and `next` are present only when elements exist before or after the page; send the members of one of them as query parameters to fetch that page.
+         * @example {
+         *       "elements": [
+         *         {
+         *           "id": "2Fy7fA1bC2dE3fG4hI5jK6lM7nO",
+         *           "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *           "pipeline_id": "2Fy7eR4nXq7zDs0eFu3hIv6jLy8",
+         *           "pipeline_status": "failed",
+         *           "email": {
+         *             "to": [
+         *               "ops@example.com"
+         *             ]
+         *           },
+         *           "status": "pending",
+         *           "creation_time": "2026-11-25T09:31:12.540Z",
+         *           "next_attempt_time": "2026-11-25T09:31:42.601Z",
+         *           "attempts": [
+         *             {
+         *               "number": 1,
+         *               "start_time": "2026-11-25T09:31:12.601Z",
+         *               "duration_ms": 10000,
+         *               "succeeded": false,
+         *               "error": "no answer within 10 seconds"
+         *             }
+         *           ],
+         *           "payload": {
+         *             "delivery_id": "2Fy7fA1bC2dE3fG4hI5jK6lM7nO",
+         *             "project_name": "web-shop",
+         *             "pipeline": {
+         *               "id": "2Fy7eR4nXq7zDs0eFu3hIv6jLy8",
+         *               "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+         *               "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+         *               "name": "deploy",
+         *               "event_id": "2Fy7eR2kVn5xBq8cDs1fGt4hJw6",
+         *               "event_time": "2026-11-25T09:30:00.000Z",
+         *               "concurrent": false,
+         *               "creation_time": "2026-11-25T09:30:00.004Z",
+         *               "end_time": "2026-11-25T09:31:12.540Z",
+         *               "status": "failed"
+         *             },
+         *             "failed_tasks": []
+         *           }
+         *         }
+         *       ],
+         *       "next": {
+         *         "after": "MkZ5N2ZBMWJDMmRFM2ZHNGhJNWpLNmxNN25P",
+         *         "size": 1,
+         *         "sort": "id",
+         *         "order": "asc"
+         *       }
+         *     }
+         */
+        NotificationDeliveryPage: {
+            /** @description The NotificationDelivery objects of the page, at most `size` of them, in the order of the cursor. */
+            elements: components["schemas"]["NotificationDelivery"][];
+            /** @description Cursor of the page before this one; absent when no element precedes this page. */
+            previous?: components["schemas"]["Cursor"];
+            /** @description Cursor of the page after this one; absent when no element follows this page. */
+            next?: components["schemas"]["Cursor"];
+        };
     };
     responses: {
         /** @description The request is malformed. `code` says what was wrong: `invalid_request_body` (the body does not match its schema or breaks a rule, or nests arrays and objects more than 100 levels deep; `data.jsv_errors` lists every problem at once, each with a JSON pointer into the body), `invalid_json` (the body is not JSON, or not UTF-8), `invalid_query_parameter` (`data.parameter` names the parameter, `data.reason` says why), `invalid_route_variable` (a path segment such as an identifier is malformed) or `missing_project_id` (a project route was called without the `X-Service-Project-Id` header). */
@@ -2923,7 +4362,7 @@ export interface components {
                 };
             };
         };
-        /** @description The API key is valid but may not do this (`permission_denied`): only accounts with the `admin` role may create, rename or delete projects, and the key of a running task (`PIPEWRIGHT_API_KEY`) may only use the routes of its own project and `/status`. */
+        /** @description The API key is valid but may not do this (`permission_denied`): only accounts with the `admin` role may create, rename or delete projects, manage accounts and the keys of other accounts, and the key of a running task (`PIPEWRIGHT_API_KEY`) may only use the routes of its own project and `/status`. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2935,27 +4374,15 @@ export interface components {
                 };
             };
         };
-        /** @description Something the request designates does not exist, or is not visible to the API key (objects of other organizations are never revealed). `code` names what was not found: `unknown_project` (also for the `X-Service-Project-Id` header), `unknown_account`, `unknown_resource`, `unknown_command`, `unknown_command_execution`, `unknown_pipeline`, `unknown_task`, `unknown_event`, `unknown_scratchpad_entry`, or `route_not_found` for a path the API does not have (`data.target` is the path). */
-        NotFound: {
+        /** @description Another account of the server has this email address (`duplicate_account`): email addresses are unique across organizations. */
+        AccountConflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    code?: "route_not_found" | "unknown_project" | "unknown_account" | "unknown_resource" | "unknown_command" | "unknown_command_execution" | "unknown_pipeline" | "unknown_task" | "unknown_event" | "unknown_scratchpad_entry";
-                };
-            };
-        };
-        /** @description The request conflicts with the current state: `duplicate_project_name` (another project of the organization has this name), `pipeline_finished` (abort of a pipeline that has already ended), `pipeline_not_finished` (restart or restart from failure of a pipeline that is still `created` or `started`), `pipeline_not_failed` (restart from failure of a `successful` pipeline). */
-        Conflict: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    code?: "duplicate_project_name" | "pipeline_finished" | "pipeline_not_finished" | "pipeline_not_failed";
+                    code?: "duplicate_account";
                 };
             };
         };
@@ -2980,6 +4407,102 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     code?: "unsupported_media_type";
+                };
+            };
+        };
+        /** @description Something the request designates does not exist, or is not visible to the API key (objects of other organizations are never revealed). `code` names what was not found: `unknown_project` (also for the `X-Service-Project-Id` header), `unknown_account`, `unknown_resource`, `unknown_command`, `unknown_command_execution`, `unknown_pipeline`, `unknown_task`, `unknown_event`, `unknown_scratchpad_entry`, or `route_not_found` for a path the API does not have (`data.target` is the path). */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "route_not_found" | "unknown_project" | "unknown_account" | "unknown_resource" | "unknown_command" | "unknown_command_execution" | "unknown_pipeline" | "unknown_task" | "unknown_event" | "unknown_scratchpad_entry";
+                };
+            };
+        };
+        /** @description No API key of the organization has this identifier (`unknown_api_key`). */
+        ApiKeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "unknown_api_key";
+                };
+            };
+        };
+        /** @description The request conflicts with the current state: `duplicate_project_name` (another project of the organization has this name), `pipeline_finished` (abort of a pipeline that has already ended), `pipeline_not_finished` (restart or restart from failure of a pipeline that is still `created` or `started`), `pipeline_not_failed` (restart from failure of a `successful` pipeline). */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "duplicate_project_name" | "pipeline_finished" | "pipeline_not_finished" | "pipeline_not_failed";
+                };
+            };
+        };
+        /** @description Another identity of the project has this name, or a name that gives the same variables (`deploy-key` and `deploy_key`): `duplicate_identity_name`. */
+        IdentityConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "duplicate_identity_name";
+                };
+            };
+        };
+        /** @description No identity of the current project has this identifier or name (`unknown_identity`), or the project header names no project of the organization (`unknown_project`). */
+        IdentityNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "unknown_project" | "unknown_identity";
+                };
+            };
+        };
+        /** @description No webhook has this identifier (`unknown_webhook`): the hook identifier of a delivery is unknown, or its trigger was deleted or is no longer of connector `webhook`; on the routes under `/triggers`, the identifier is not a trigger of connector `webhook` of the current project. The project header naming no project of the organization gives `unknown_project`. */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "unknown_project" | "unknown_webhook";
+                };
+            };
+        };
+        /** @description The delivery does not prove that its sender knows the webhook's secret (`invalid_webhook_signature`: the signature or token header is missing or wrong; `data.header` names the header expected), or the trigger requires signed deliveries and its secret has not been set yet (`webhook_secret_not_set`). Nothing is stored. */
+        WebhookRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "invalid_webhook_signature" | "webhook_secret_not_set";
+                };
+            };
+        };
+        /** @description The webhook received the same delivery less than 24 hours ago (`duplicate_webhook_delivery`): the same delivery identifier (`X-GitHub-Delivery`, `X-Gitlab-Event-UUID`), or the same body. Nothing is stored or started again; to run the pipelines again, replay the event (`POST /events/id/{id}/replay`). */
+        WebhookReplayed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    code?: "duplicate_webhook_delivery";
                 };
             };
         };
@@ -3016,6 +4539,16 @@ export interface components {
          */
         IdPath: components["schemas"]["Id"];
         /**
+         * @description Field the API keys are sorted by: `id`, which follows creation time (identifiers are time-sortable). Any other value is rejected with `400 invalid_query_parameter`.
+         * @example id
+         */
+        ApiKeySort: "id";
+        /**
+         * @description Only return the keys of the account with this identifier. A `user` account may only name itself (`403 permission_denied`); for an `admin`, an identifier that designates no account of the organization gives an empty page, not an error.
+         * @example 2Fw0cK7tLq2mXr9sJd4vBn1HpZe
+         */
+        AccountIdFilter: components["schemas"]["Id"];
+        /**
          * @description Field the projects are sorted by. `id` follows creation time (identifiers are time-sortable); `name` the alphabetical order of names. Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
          * @example name
          */
@@ -3051,6 +4584,16 @@ export interface components {
          */
         TypePath: "trigger" | "command" | "pipeline" | "task";
         /**
+         * @description Field the identities are sorted by. `id` follows creation time (identifiers are time-sortable); `name` the alphabetical order of names. Any other value is rejected with `400 invalid_query_parameter`.
+         * @example name
+         */
+        IdentitySort: "id" | "name";
+        /**
+         * @description Name of the identity. A malformed name is rejected with `400 invalid_route_variable`.
+         * @example deploy-key
+         */
+        IdentityNamePath: components["schemas"]["IdentityName"];
+        /**
          * @description Field the command executions are sorted by. `id` follows creation time (identifiers are time-sortable); `execution_time` the time of execution. Elements with equal values are ordered by `id`, so every element has one stable position. Any other value is rejected with `400 invalid_query_parameter`.
          * @example execution_time
          */
@@ -3071,6 +4614,36 @@ export interface components {
          */
         PipelineStatusFilter: components["schemas"]["PipelineStatus"];
         /**
+         * @description Only return the pipelines that the event with this identifier instantiated (as `event_id` of a pipeline: a custom event, a command execution's event, a time trigger's tick or a replay). An identifier that designates no event gives an empty page, not an error.
+         * @example 2Fy7eR2kVn5xBq8cDs1fGt4hJw6
+         */
+        EventIdFilter: components["schemas"]["Id"];
+        /**
+         * @description Only return the pipelines of this name (exact match): the instances of the pipeline resource of that name, including those instantiated before it was renamed or deleted.
+         * @example deploy
+         */
+        PipelineNameFilter: components["schemas"]["Name"];
+        /**
+         * @description Only return the pipelines that the trigger resource with this identifier instantiated (their `trigger_id`). An identifier that designates no trigger gives an empty page, not an error.
+         * @example 2Fx3cO9qRs0tUv1wXy2zAb3cDe4
+         */
+        TriggerIdFilter: components["schemas"]["Id"];
+        /**
+         * @description Only return the pipelines that executions of the command resource with this identifier instantiated (their `command_id`). An identifier that designates no command gives an empty page, not an error.
+         * @example 2Fx3cM1pQw6tYh9uJa2bVe4nXk7
+         */
+        CommandIdFilter: components["schemas"]["Id"];
+        /**
+         * @description Only return the elements created at this moment or later (`creation_time` >= the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`. With `creation_time_before`, it selects a period: one day is `creation_time_since=2026-11-22T00:00:00Z&creation_time_before=2026-11-23T00:00:00Z`.
+         * @example 2026-11-22T00:00:00Z
+         */
+        CreationTimeSinceFilter: components["schemas"]["DateTime"];
+        /**
+         * @description Only return the elements created strictly before this moment (`creation_time` < the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`.
+         * @example 2026-11-23T00:00:00Z
+         */
+        CreationTimeBeforeFilter: components["schemas"]["DateTime"];
+        /**
          * @description Key of the scratchpad entry: any text of 1 to 256 characters but NUL (U+0000), percent-encoded in the path as usual (`/` is `%2F`, `✓` is `%E2%9C%93`). A longer key, a key with NUL (`%00`), or a segment that is not valid percent-encoded UTF-8 (`%ZZ`, `%FF`) is rejected with `400 invalid_route_variable`.
          * @example build-version
          */
@@ -3081,7 +4654,7 @@ export interface components {
          */
         TaskSort: "id" | "creation_time";
         /**
-         * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+         * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
          * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
          */
         PipelineIdFilter: components["schemas"]["Id"];
@@ -3115,6 +4688,31 @@ export interface components {
          * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
          */
         OptionalProjectIdHeader: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the project of the stream. Required, here or as the query parameter `project_id` (for clients that cannot set headers); when both are sent, the header is used. Without either the request is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`.
+         * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+         */
+        StreamProjectIdHeader: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the project of the stream, for clients that cannot set the `X-Service-Project-Id` header; the header wins when both are sent. The same rules apply: `400 missing_project_id` without either, `404 unknown_project` for an identifier that is not a project of the organization of the API key.
+         * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+         */
+        ProjectIdQuery: components["schemas"]["Id"];
+        /**
+         * @description The `id` of the last message received, sent by a consumer that reconnects (browsers' `EventSource` sends it by itself): the stream goes on right after it, nothing lost and nothing repeated. An id the server cannot resume from (older than what it keeps, or not one of its ids) is not an error: the stream's `start` message then says `reset: true`.
+         * @example 48213
+         */
+        LastEventId: string;
+        /**
+         * @description Field the notification deliveries are sorted by: `id`, which follows creation time (identifiers are time-sortable). Any other value is rejected with `400 invalid_query_parameter`.
+         * @example id
+         */
+        NotificationDeliverySort: "id";
+        /**
+         * @description Only return the notification deliveries in this status.
+         * @example failed
+         */
+        NotificationDeliveryStatusFilter: components["schemas"]["NotificationDeliveryStatus"];
     };
     requestBodies: never;
     headers: never;
@@ -3332,6 +4930,52 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    createAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The email address, role and name of the new account. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountData"];
+            };
+        };
+        responses: {
+            /** @description The account was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "2Fw0cK7tLq2mXr9sJd4vBn1HpZe",
+                     *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+                     *       "creation_time": "2026-11-22T10:05:12.481Z",
+                     *       "disabled": false,
+                     *       "email_address": "ci-robot@acme-robotics.example",
+                     *       "name": "CI robot",
+                     *       "role": "user",
+                     *       "settings": {
+                     *         "date_format": "relative"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["AccountConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getAccount: {
         parameters: {
             query?: never;
@@ -3373,6 +5017,215 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    disableAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, disabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    enableAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, enabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Opaque key of an element: return the elements that come after it in the current sort and order. Take it from the `next` cursor of the page before; never build it by hand. At most one of `after` and `before` may be given; with neither, the first page is returned. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                after?: components["parameters"]["After"];
+                /**
+                 * @description Opaque key of an element: return the elements that come before it in the current sort and order. Take it from the `previous` cursor of the page after; never build it by hand. At most one of `after` and `before` may be given. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                before?: components["parameters"]["Before"];
+                /**
+                 * @description Maximum number of elements in the page, 0 to 100. A page may hold fewer elements than asked for. A value out of range is rejected with `400 invalid_query_parameter`.
+                 * @example 20
+                 */
+                size?: components["parameters"]["Size"];
+                /**
+                 * @description Field the API keys are sorted by: `id`, which follows creation time (identifiers are time-sortable). Any other value is rejected with `400 invalid_query_parameter`.
+                 * @example id
+                 */
+                sort?: components["parameters"]["ApiKeySort"];
+                /**
+                 * @description Direction of the sort, ascending (`asc`) or descending (`desc`).
+                 * @example desc
+                 */
+                order?: components["parameters"]["Order"];
+                /**
+                 * @description Only return the keys of the account with this identifier. A `user` account may only name itself (`403 permission_denied`); for an `admin`, an identifier that designates no account of the organization gives an empty page, not an error.
+                 * @example 2Fw0cK7tLq2mXr9sJd4vBn1HpZe
+                 */
+                account_id?: components["parameters"]["AccountIdFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of API keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Whose key it is, and what it is for. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyData"];
+            };
+        };
+        responses: {
+            /** @description The key was created; `key` is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ApiKeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is revoked. No body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4100,6 +5953,291 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listIdentities: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Opaque key of an element: return the elements that come after it in the current sort and order. Take it from the `next` cursor of the page before; never build it by hand. At most one of `after` and `before` may be given; with neither, the first page is returned. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                after?: components["parameters"]["After"];
+                /**
+                 * @description Opaque key of an element: return the elements that come before it in the current sort and order. Take it from the `previous` cursor of the page after; never build it by hand. At most one of `after` and `before` may be given. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                before?: components["parameters"]["Before"];
+                /**
+                 * @description Maximum number of elements in the page, 0 to 100. A page may hold fewer elements than asked for. A value out of range is rejected with `400 invalid_query_parameter`.
+                 * @example 20
+                 */
+                size?: components["parameters"]["Size"];
+                /**
+                 * @description Field the identities are sorted by. `id` follows creation time (identifiers are time-sortable); `name` the alphabetical order of names. Any other value is rejected with `400 invalid_query_parameter`.
+                 * @example name
+                 */
+                sort?: components["parameters"]["IdentitySort"];
+                /**
+                 * @description Direction of the sort, ascending (`asc`) or descending (`desc`).
+                 * @example desc
+                 */
+                order?: components["parameters"]["Order"];
+            };
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of identities. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createIdentity: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The identity, with its values. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "npm",
+                 *       "kind": "api_token",
+                 *       "description": "Publishes the packages of the project.",
+                 *       "data": {
+                 *         "token": "npm_7d1Fk2LmQ9xWc3ZpR8tY5bN0vA4sE6hJ"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentitySpec"];
+            };
+        };
+        responses: {
+            /** @description The identity was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "2Fy1kQ7rTm3vXb8zLc5nHp2sWd6",
+                     *       "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+                     *       "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+                     *       "name": "npm",
+                     *       "kind": "api_token",
+                     *       "description": "Publishes the packages of the project.",
+                     *       "fields": [
+                     *         "token"
+                     *       ],
+                     *       "variables": [
+                     *         "NPM_TOKEN"
+                     *       ],
+                     *       "creation_time": "2026-11-20T16:42:07.311Z",
+                     *       "update_time": "2026-11-20T16:42:07.311Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdentityConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getIdentity: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The identity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["IdentityNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateIdentity: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description The identity, with its values. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "registry",
+                 *       "kind": "username_password",
+                 *       "data": {
+                 *         "username": "deploy",
+                 *         "password": "correct-horse-battery-staple"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentitySpec"];
+            };
+        };
+        responses: {
+            /** @description The identity, replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["IdentityNotFound"];
+            409: components["responses"]["IdentityConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteIdentity: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The identity was deleted. No body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["IdentityNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getIdentityByName: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Name of the identity. A malformed name is rejected with `400 invalid_route_variable`.
+                 * @example deploy-key
+                 */
+                name: components["parameters"]["IdentityNamePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The identity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["IdentityNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     executeCommand: {
         parameters: {
             query?: never;
@@ -4341,6 +6479,36 @@ export interface operations {
                  * @example failed
                  */
                 status?: components["parameters"]["PipelineStatusFilter"];
+                /**
+                 * @description Only return the pipelines that the event with this identifier instantiated (as `event_id` of a pipeline: a custom event, a command execution's event, a time trigger's tick or a replay). An identifier that designates no event gives an empty page, not an error.
+                 * @example 2Fy7eR2kVn5xBq8cDs1fGt4hJw6
+                 */
+                event_id?: components["parameters"]["EventIdFilter"];
+                /**
+                 * @description Only return the pipelines of this name (exact match): the instances of the pipeline resource of that name, including those instantiated before it was renamed or deleted.
+                 * @example deploy
+                 */
+                name?: components["parameters"]["PipelineNameFilter"];
+                /**
+                 * @description Only return the pipelines that the trigger resource with this identifier instantiated (their `trigger_id`). An identifier that designates no trigger gives an empty page, not an error.
+                 * @example 2Fx3cO9qRs0tUv1wXy2zAb3cDe4
+                 */
+                trigger_id?: components["parameters"]["TriggerIdFilter"];
+                /**
+                 * @description Only return the pipelines that executions of the command resource with this identifier instantiated (their `command_id`). An identifier that designates no command gives an empty page, not an error.
+                 * @example 2Fx3cM1pQw6tYh9uJa2bVe4nXk7
+                 */
+                command_id?: components["parameters"]["CommandIdFilter"];
+                /**
+                 * @description Only return the elements created at this moment or later (`creation_time` >= the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`. With `creation_time_before`, it selects a period: one day is `creation_time_since=2026-11-22T00:00:00Z&creation_time_before=2026-11-23T00:00:00Z`.
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                creation_time_since?: components["parameters"]["CreationTimeSinceFilter"];
+                /**
+                 * @description Only return the elements created strictly before this moment (`creation_time` < the value). An RFC 3339 date-time, any offset; a malformed one is rejected with `400 invalid_query_parameter`.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                creation_time_before?: components["parameters"]["CreationTimeBeforeFilter"];
             };
             header: {
                 /**
@@ -4800,7 +6968,7 @@ export interface operations {
                  */
                 order?: components["parameters"]["Order"];
                 /**
-                 * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+                 * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
                  * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
                  */
                 pipeline_id?: components["parameters"]["PipelineIdFilter"];
@@ -5146,7 +7314,7 @@ export interface operations {
                  */
                 name?: components["parameters"]["EventNameFilter"];
                 /**
-                 * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`. An identifier that designates no pipeline gives an empty page, not an error.
+                 * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
                  * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
                  */
                 pipeline_id?: components["parameters"]["PipelineIdFilter"];
@@ -5380,6 +7548,476 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getTriggerWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook of the trigger. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    renewTriggerWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook with its new identifier and path. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    setTriggerWebhookSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description The secret. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "secret": "3f9a6c2e8b1d4f7a0c5e9b2d6f8a1c3e"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TriggerWebhookSecret"];
+            };
+        };
+        responses: {
+            /** @description The webhook, its secret set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteTriggerWebhookSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret is removed (or was not set). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    receiveWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description For a `github` sender: `sha256=` and the hexadecimal HMAC-SHA256 of the body keyed with the secret.
+                 * @example sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17
+                 */
+                "X-Hub-Signature-256"?: string;
+                /**
+                 * @description For a `github` sender, the identifier of the delivery.
+                 * @example 72d3162e-cc78-11e3-81ab-4c9367dc0958
+                 */
+                "X-GitHub-Delivery"?: string;
+                /**
+                 * @description For a `github` sender, the kind of event, matched against the trigger's `event`.
+                 * @example push
+                 */
+                "X-GitHub-Event"?: string;
+                /**
+                 * @description For a `gitlab` sender, the secret itself.
+                 * @example 3f9a6c2e8b1d4f7a0c5e9b2d6f8a1c3e
+                 */
+                "X-Gitlab-Token"?: string;
+                /**
+                 * @description For a `gitlab` sender, the identifier of the delivery.
+                 * @example 13792a34-cac6-4fda-95a8-c58e00a3954e
+                 */
+                "X-Gitlab-Event-UUID"?: string;
+                /**
+                 * @description For a `generic` sender: the hexadecimal HMAC-SHA256 of the body keyed with the secret, optionally prefixed by `sha256=`.
+                 * @example sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17
+                 */
+                "X-Signature-256"?: string;
+            };
+            path: {
+                /**
+                 * @description The identifier of the webhook, as `GET /triggers/id/{id}/webhook` shows it (43 characters: letters, digits, `-` and `_`). A malformed one is rejected with `400 invalid_route_variable`.
+                 * @example 9rQk2vXy7LmN4pQ8sT1uW3zA6bC5dE0fG2hJ4kL6mN8
+                 */
+                hook_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The delivery's payload, any JSON object; it becomes the data of the event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ref": "refs/heads/main",
+                 *       "after": "9f2c1e7",
+                 *       "head_commit": {
+                 *         "message": "Fix the cart total rounding"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The delivery was received; whether the trigger accepted it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": true,
+                     *       "event_id": "2FwZe95b9eGe0vRBbgi09qynDAk",
+                     *       "pipeline_ids": [
+                     *         "2Fy7eR4nXq7zDs0eFu3hIv6jLy8"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TriggerWebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["WebhookRefused"];
+            404: components["responses"]["WebhookNotFound"];
+            409: components["responses"]["WebhookReplayed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    streamChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Identifier of the project of the stream, for clients that cannot set the `X-Service-Project-Id` header; the header wins when both are sent. The same rules apply: `400 missing_project_id` without either, `404 unknown_project` for an identifier that is not a project of the organization of the API key.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                project_id?: components["parameters"]["ProjectIdQuery"];
+                /**
+                 * @description Only the pipeline (instance) with this identifier and its tasks. An identifier that designates no pipeline gives a stream without changes, not an error.
+                 * @example 2Fw6uEp3c4dsa7lC360A9y6YnD1
+                 */
+                pipeline_id?: components["schemas"]["Id"];
+                /**
+                 * @description Only the pipelines of this name (of the pipeline resource) and their tasks.
+                 * @example deploy
+                 */
+                pipeline_name?: components["schemas"]["Name"];
+                /**
+                 * @description Only the pipelines and tasks whose status, when the message is sent, is this one.
+                 * @example failed
+                 */
+                status?: components["schemas"]["PipelineStatus"];
+            };
+            header?: {
+                /**
+                 * @description Identifier of the project of the stream. Required, here or as the query parameter `project_id` (for clients that cannot set headers); when both are sent, the header is used. Without either the request is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id"?: components["parameters"]["StreamProjectIdHeader"];
+                /**
+                 * @description The `id` of the last message received, sent by a consumer that reconnects (browsers' `EventSource` sends it by itself): the stream goes on right after it, nothing lost and nothing repeated. An id the server cannot resume from (older than what it keeps, or not one of its ids) is not an error: the stream's `start` message then says `reset: true`.
+                 * @example 48213
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, `Content-Type: text/event-stream`, open until the server ends it or the client closes it. Each message's fields are described here as an object: `event`, `id`, and `data` (one line of JSON). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event": "task",
+                     *       "id": "48215",
+                     *       "data": {
+                     *         "id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+                     *         "org_id": "2Fv9zQx0bY3kLmN8pQrStUvWxYz",
+                     *         "project_id": "2Fw1aD5gHj8kLm2nPq4rSt6uVw8",
+                     *         "pipeline_id": "2Fw6uEp3c4dsa7lC360A9y6YnD1",
+                     *         "name": "build",
+                     *         "pipeline_task": {
+                     *           "task": "build"
+                     *         },
+                     *         "spec": {
+                     *           "type": "task",
+                     *           "version": 1,
+                     *           "name": "build",
+                     *           "data": {
+                     *             "steps": [
+                     *               {
+                     *                 "command": "make"
+                     *               }
+                     *             ]
+                     *           }
+                     *         },
+                     *         "task_identities": [],
+                     *         "dependencies": [],
+                     *         "instance_id": 1,
+                     *         "run": 1,
+                     *         "retry": 0,
+                     *         "status": "successful",
+                     *         "creation_time": "2026-11-22T10:00:00.012Z",
+                     *         "start_time": "2026-11-22T10:00:00.260Z",
+                     *         "end_time": "2026-11-22T10:00:41.903Z"
+                     *       }
+                     *     }
+                     */
+                    "text/event-stream": components["schemas"]["ProjectChange"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamTaskOutput: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Identifier of the project of the stream, for clients that cannot set the `X-Service-Project-Id` header; the header wins when both are sent. The same rules apply: `400 missing_project_id` without either, `404 unknown_project` for an identifier that is not a project of the organization of the API key.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                project_id?: components["parameters"]["ProjectIdQuery"];
+                /**
+                 * @description Where to start in the task's output, in bytes (default 0, the beginning): a client that has shown the first N bytes (the output of `GET /tasks/id/{id}/steps`, say) asks for the rest with N. An offset inside a character starts at the next character; one past the end of the output so far starts again at 0, with `reset: true` in `start`. `Last-Event-ID`, when sent, wins.
+                 * @example 1042
+                 */
+                offset?: number;
+            };
+            header?: {
+                /**
+                 * @description Identifier of the project of the stream. Required, here or as the query parameter `project_id` (for clients that cannot set headers); when both are sent, the header is used. Without either the request is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id"?: components["parameters"]["StreamProjectIdHeader"];
+                /**
+                 * @description The `id` of the last message received, sent by a consumer that reconnects (browsers' `EventSource` sends it by itself): the stream goes on right after it, nothing lost and nothing repeated. An id the server cannot resume from (older than what it keeps, or not one of its ids) is not an error: the stream's `start` message then says `reset: true`.
+                 * @example 48213
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, `Content-Type: text/event-stream`, open until the task has ended, the server ends it, or the client closes it. Each message's fields are described here as an object: `event`, `id`, and `data` (one line of JSON). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event": "output",
+                     *       "id": "1112",
+                     *       "data": {
+                     *         "task_id": "2FwLlLguRIax1dYYxn9IyW1MxjF",
+                     *         "run": 1,
+                     *         "attempt": 0,
+                     *         "index": 1,
+                     *         "offset": 1042,
+                     *         "text": "npm notice Publishing to https://registry.npmjs.org/ with tag stable\n"
+                     *       }
+                     *     }
+                     */
+                    "text/event-stream": components["schemas"]["TaskOutput"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Opaque key of an element: return the elements that come after it in the current sort and order. Take it from the `next` cursor of the page before; never build it by hand. At most one of `after` and `before` may be given; with neither, the first page is returned. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                after?: components["parameters"]["After"];
+                /**
+                 * @description Opaque key of an element: return the elements that come before it in the current sort and order. Take it from the `previous` cursor of the page after; never build it by hand. At most one of `after` and `before` may be given. Sending both, or a key that the server did not produce for this collection and sort, is rejected with `400 invalid_query_parameter`.
+                 * @example MjAyNi0xMS0yMlQxMDowMDowMC4wMDBa
+                 */
+                before?: components["parameters"]["Before"];
+                /**
+                 * @description Maximum number of elements in the page, 0 to 100. A page may hold fewer elements than asked for. A value out of range is rejected with `400 invalid_query_parameter`.
+                 * @example 20
+                 */
+                size?: components["parameters"]["Size"];
+                /**
+                 * @description Field the notification deliveries are sorted by: `id`, which follows creation time (identifiers are time-sortable). Any other value is rejected with `400 invalid_query_parameter`.
+                 * @example id
+                 */
+                sort?: components["parameters"]["NotificationDeliverySort"];
+                /**
+                 * @description Direction of the sort, ascending (`asc`) or descending (`desc`).
+                 * @example desc
+                 */
+                order?: components["parameters"]["Order"];
+                /**
+                 * @description Only return the elements tied to the pipeline (the pipeline instance, as returned by `GET /pipelines`) with this identifier: its tasks on `GET /tasks`, the event that instantiated it on `GET /events`, the notifications of its end on `GET /notification_deliveries`. An identifier that designates no pipeline gives an empty page, not an error.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                pipeline_id?: components["parameters"]["PipelineIdFilter"];
+                /**
+                 * @description Only return the notification deliveries in this status.
+                 * @example failed
+                 */
+                status?: components["parameters"]["NotificationDeliveryStatusFilter"];
+            };
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notification deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationDeliveryPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,94 @@
+import type { Change, Store } from '../store/index.js';
+
+export type { Change } from '../store/index.js';
+
+/**
+ * The committed changes of the whole server, in commit order, numbered by `seq` without gaps.
+ * The streams of the API read it; they know nothing of where it comes from. Here it is the
+ * SQLite change log that triggers fill (migration 013), whoever commits; a server among
+ * several would read the same log from the shared database, or be told by a notification.
+ */
+export interface ChangeFeed {
+  /** The number of the latest change committed (0 before the first): a stream starts after it. */
+  latest(): number;
+  /** The oldest number kept, undefined before the first: a resume from below it has lost changes. */
+  oldest(): number | undefined;
+  /** Changes committed after `seq`, oldest first, at most `limit`: what a resuming stream catches up with. */
+  read(after: number, limit: number): Change[];
+  /**
+   * Calls `listener` with every batch of changes committed from now on, in order, until the
+   * returned function is called, or until the feed fails (the database closed, say): then `failed`
+   * is called, and the subscription is over.
+   */
+  subscribe(listener: (changes: readonly Change[]) => void, failed: (error: unknown) => void): () => void;
+}
+
+export interface PollingOptions {
+  /** How often the database is checked for commits while anyone listens (default 2 ms). */
+  intervalMs?: number;
+  /** Most changes read at once (default 1,000). */
+  batch?: number;
+}
+
+/**
+ * The change feed of one SQLite database. While someone listens, it looks every `intervalMs`
+ * whether anything was committed, by any connection (the store's change stamp: two pragma
+ * reads, a few microseconds), and only then reads the log from where it is. Nobody listening,
+ * it costs nothing but the triggers' rows.
+ */
+export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
+  const intervalMs = options.intervalMs ?? 2;
+  const batch = options.batch ?? 1000;
+  const listeners = new Map<(changes: readonly Change[]) => void, (error: unknown) => void>();
+  let timer: NodeJS.Timeout | undefined;
+  let stamp = '';
+  let position = 0;
+
+  const stop = () => {
+    clearInterval(timer);
+    timer = undefined;
+  };
+  const read = () => {
+    const current = store.changeStamp();
+    if (current === stamp) return;
+    stamp = current;
+    for (;;) {
+      const changes = store.changes.after(position, batch);
+      const last = changes.at(-1);
+      if (!last) return;
+      position = last.seq;
+      for (const listener of listeners.keys()) listener(changes);
+      if (changes.length < batch || listeners.size === 0) return;
+    }
+  };
+  const poll = () => {
+    try {
+      read();
+    } catch (error) {
+      const failed = [...listeners.values()];
+      listeners.clear();
+      stop();
+      for (const fail of failed) fail(error);
+    }
+  };
+
+  return {
+    latest: () => store.changes.latest(),
+    oldest: () => store.changes.oldest(),
+    read: (after, limit) => store.changes.after(after, limit),
+    subscribe(listener, failed) {
+      if (listeners.size === 0) {
+        // From now on: whatever was committed before is for `read`.
+        stamp = store.changeStamp();
+        position = store.changes.latest();
+        timer = setInterval(poll, intervalMs);
+        timer.unref();
+      }
+      listeners.set(listener, failed);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) stop();
+      };
+    },
+  };
+}

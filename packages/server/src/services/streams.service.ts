@@ -1,0 +1,325 @@
+import type { Schemas } from '@pipewright/types';
+import { DomainError } from '../domain/errors.js';
+import { isFinished } from '../domain/execution.js';
+import { BEFORE_FIRST_CHUNK, type Change, type Store } from '../store/index.js';
+import { type ChangeFeed, createPollingChangeFeed } from './change-feed.js';
+import { type ChangedObject, type ChangeFilters, changedObjects, matches } from './project-changes.js';
+import type { EndReason, OpenStream, StreamMessage, StreamRequest, StreamSink } from './stream-types.js';
+import { chunkFrom, type OutputPosition, outputData, taskState } from './task-output.js';
+
+/** Changes read at once by a stream that catches up after a reconnect. */
+const CATCH_UP_CHANGES = 1000;
+/** Chunks of output (16 KiB at most each) read at once. */
+const OUTPUT_CHUNKS = 64;
+
+/** A stream as the service keeps it while it is open. */
+interface Member {
+  request: StreamRequest;
+  end(reason: EndReason): void;
+  /** Ends it without a word: something failed, the consumer reconnects and resumes. */
+  abandon(): void;
+}
+interface ProjectMember extends Member {
+  deliver(objects: readonly ChangedObject[], lastSeq: number): void;
+}
+interface OutputMember extends Member {
+  wake(): void;
+}
+
+const message = (event: StreamMessage['event'], id: number, data: unknown): StreamMessage => ({
+  event,
+  id: String(id),
+  data: JSON.stringify(data),
+});
+
+/** The value under `key`, made on first use. */
+function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
+/** A Last-Event-ID or offset that is a number of ours: a non-negative safe integer. */
+function position(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,15}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/**
+ * The live streams of the API: a project's changes, a task's output. Every stream reads the
+ * change feed through one subscription, held while any stream is open; the objects a batch of
+ * changes concerns are read and serialized once per project, whatever the number of its streams.
+ * Streams end when their key stops being valid, their project is deleted, or (output) their task
+ * has ended; the HTTP layer ends them when the server stops or their consumer falls behind.
+ */
+export function createStreamService(store: Store, feed: ChangeFeed = createPollingChangeFeed(store)) {
+  const members = new Set<Member>();
+  const byProject = new Map<string, Set<ProjectMember>>();
+  const byTask = new Map<string, Set<OutputMember>>();
+  let unsubscribe: (() => void) | undefined;
+
+  const join = <M extends Member>(index: Map<string, Set<M>>, key: string, member: M) => {
+    members.add(member);
+    entry(index, key, () => new Set<M>()).add(member);
+    unsubscribe ??= feed.subscribe(dispatch, failed);
+  };
+  const leave = <M extends Member>(index: Map<string, Set<M>>, key: string, member: M) => {
+    members.delete(member);
+    const set = index.get(key);
+    set?.delete(member);
+    if (set?.size === 0) index.delete(key);
+    if (members.size === 0) {
+      unsubscribe?.();
+      unsubscribe = undefined;
+    }
+  };
+  /** Runs `step` for a stream; a failure (storage, say) ends that stream alone. */
+  const guarded = (member: Member, step: () => void) => {
+    try {
+      step();
+    } catch {
+      member.abandon();
+    }
+  };
+
+  /** The feed failed: every stream ends without a word, and its consumer reconnects. */
+  function failed(): void {
+    unsubscribe = undefined;
+    for (const member of [...members]) member.abandon();
+  }
+
+  function dispatch(changes: readonly Change[]): void {
+    const lastSeq = (changes.at(-1) as Change).seq;
+    const changesOf = new Map<string, Change[]>();
+    const accessOrgs = new Set<string>();
+    const deletedProjects = new Set<string>();
+    const taskProjects = new Set<string>();
+    const outputTasks = new Set<string>();
+    for (const change of changes) {
+      if (change.kind === 'access') accessOrgs.add(change.id);
+      else if (change.kind === 'project') deletedProjects.add(change.id);
+      if (change.project_id === null) continue;
+      if (change.kind === 'task') taskProjects.add(change.project_id);
+      if (change.kind === 'task' || change.kind === 'output') outputTasks.add(change.id);
+      entry(changesOf, change.project_id, () => []).push(change);
+    }
+    // Access first: nothing more reaches a stream whose key was revoked or whose project went.
+    if (accessOrgs.size + deletedProjects.size + taskProjects.size > 0)
+      endRefused(accessOrgs, deletedProjects, taskProjects);
+    deliver(changesOf, lastSeq, outputTasks);
+  }
+
+  /**
+   * Ends the streams whose project was deleted, and those whose key is no longer valid where it may
+   * have changed: in an organization whose access changed, or a task's key once its task changed.
+   */
+  function endRefused(
+    accessOrgs: Set<string>,
+    deletedProjects: Set<string>,
+    taskProjects: Set<string>,
+  ): void {
+    for (const member of [...members]) {
+      const { principal, project, stillAuthorized } = member.request;
+      if (deletedProjects.has(project.id)) member.end('project_deleted');
+      else if (
+        (accessOrgs.has(principal.orgId) || (principal.projectId && taskProjects.has(project.id))) &&
+        !stillAuthorized()
+      ) {
+        member.end('access_revoked');
+      }
+    }
+  }
+
+  function deliver(changesOf: Map<string, Change[]>, lastSeq: number, outputTasks: Set<string>): void {
+    for (const [projectId, streams] of byProject) {
+      const projectChanges = changesOf.get(projectId);
+      let objects: ChangedObject[] = [];
+      try {
+        if (projectChanges) objects = changedObjects(store, projectId, projectChanges);
+      } catch {
+        for (const member of [...streams]) member.abandon();
+        continue;
+      }
+      for (const member of [...streams]) guarded(member, () => member.deliver(objects, lastSeq));
+    }
+    for (const taskId of outputTasks) {
+      for (const member of [...(byTask.get(taskId) ?? [])]) guarded(member, () => member.wake());
+    }
+  }
+
+  /**
+   * How a stream ends, once whichever way comes first: with an `end` message (its id `last()`),
+   * abandoned, or closed by its consumer.
+   */
+  const ending = (sink: StreamSink, last: () => number, leaveIndex: () => void) => {
+    let open = true;
+    const close = () => {
+      if (!open) return false;
+      open = false;
+      leaveIndex();
+      return true;
+    };
+    return {
+      isOpen: () => open,
+      end(reason: EndReason) {
+        if (!close()) return;
+        sink.send(message('end', last(), { reason }));
+        sink.close();
+      },
+      abandon() {
+        if (close()) sink.close();
+      },
+      close,
+    };
+  };
+
+  return {
+    /**
+     * Opens the stream of a project's changes, from now, or from after `lastEventId` while the
+     * change log still holds what followed it (else `start` says `reset`, and it goes on from now).
+     */
+    projectChanges(request: StreamRequest, filters: ChangeFilters, sink: StreamSink): OpenStream {
+      const { project } = request;
+      const latest = feed.latest();
+      const oldest = feed.oldest();
+      const resumeAt = position(request.lastEventId);
+      const resumable =
+        resumeAt !== undefined &&
+        resumeAt <= latest &&
+        (oldest === undefined ? resumeAt === latest : resumeAt >= oldest - 1);
+      let at = resumable ? resumeAt : latest;
+      let live = false;
+
+      const send = (objects: readonly ChangedObject[], lastSeq: number) => {
+        for (const object of objects) {
+          if (object.seq <= at || !matches(object, filters)) continue;
+          if (!sink.send(object.message)) return;
+          at = object.seq;
+        }
+        at = Math.max(at, lastSeq);
+      };
+      const member: ProjectMember = {
+        request,
+        deliver: (objects, lastSeq) => {
+          if (live) send(objects, lastSeq);
+        },
+        end: (reason) => state.end(reason),
+        abandon: () => state.abandon(),
+      };
+      const state = ending(
+        sink,
+        () => at,
+        () => leave(byProject, project.id, member),
+      );
+      join(byProject, project.id, member);
+      sink.send(message('start', at, { reset: request.lastEventId !== undefined && !resumable }));
+
+      const catchUp = async () => {
+        for (;;) {
+          const changes = feed.read(at, CATCH_UP_CHANGES);
+          const last = changes.at(-1);
+          if (last) send(changedObjects(store, project.id, changes), last.seq);
+          if (changes.length < CATCH_UP_CHANGES) break;
+          await sink.drained();
+          if (!state.isOpen()) return;
+        }
+        live = true;
+      };
+      catchUp().catch(() => state.abandon());
+      return { position: () => String(at), end: member.end, close: () => void state.close() };
+    },
+
+    /**
+     * Opens the stream of a task's output, every run and attempt, from byte `offset` (or after
+     * `lastEventId`), with the task itself whenever its status, run or attempt changes; it ends
+     * once the task has ended and its last step has stopped.
+     */
+    taskOutput(
+      request: StreamRequest,
+      taskId: string,
+      offset: number | undefined,
+      sink: StreamSink,
+    ): OpenStream {
+      const { project } = request;
+      const task = store.tasks.get(project.id, taskId);
+      if (!task) throw new DomainError('unknown_task', `no task ${taskId}`, { id: taskId });
+      const asked = request.lastEventId !== undefined ? position(request.lastEventId) : (offset ?? 0);
+      const found = asked === undefined ? undefined : store.stepOutput.locate(taskId, asked);
+      const from = found && asked !== undefined ? asked : 0;
+      const located = found ?? { after: BEFORE_FIRST_CHUNK, start: 0 };
+      let at: OutputPosition = { key: located.after, offset: located.start };
+      // Bytes of the next chunk that the consumer has already.
+      let skip = from - located.start;
+      let shown = '';
+      let pumping = false;
+      let again = false;
+
+      /** Where the consumer is: what was sent, and the part of the next chunk it has already. */
+      const reached = () => at.offset + skip;
+      const sendTask = (current: Schemas['Task']) => {
+        shown = taskState(current);
+        return sink.send(message('task', reached(), current));
+      };
+      /** Sends what was printed since, then the task if it changed, then the end once it has ended. */
+      const pump = async (catchingUp: boolean) => {
+        // The end is read first: output committed before it is then read below.
+        const current = store.tasks.get(project.id, taskId);
+        const ended = !current || (isFinished(current.status) && !store.stepOutput.anyRunning(taskId));
+        for (;;) {
+          const chunks = store.stepOutput.after(taskId, at.key, OUTPUT_CHUNKS);
+          for (const chunk of chunks) {
+            const { text, skipped } = chunkFrom(chunk, skip);
+            skip = 0;
+            const start = at.offset + skipped;
+            at = { key: chunk, offset: at.offset + chunk.bytes };
+            if (
+              text !== '' &&
+              !sink.send(message('output', at.offset, outputData(taskId, chunk, start, text)))
+            ) {
+              return;
+            }
+          }
+          if (chunks.length < OUTPUT_CHUNKS) break;
+          if (catchingUp) await sink.drained();
+          if (!state.isOpen()) return;
+        }
+        if (current && taskState(current) !== shown && !sendTask(current)) return;
+        if (ended) member.end('task_ended');
+      };
+      const wake = (catchingUp = false) => {
+        if (pumping) {
+          again = true;
+          return;
+        }
+        pumping = true;
+        pump(catchingUp)
+          .catch(() => state.abandon())
+          .finally(() => {
+            pumping = false;
+            if (again && state.isOpen()) {
+              again = false;
+              wake();
+            }
+          });
+      };
+      const member: OutputMember = {
+        request,
+        wake: () => wake(),
+        end: (reason) => state.end(reason),
+        abandon: () => state.abandon(),
+      };
+      const state = ending(sink, reached, () => leave(byTask, taskId, member));
+      join(byTask, taskId, member);
+      sink.send(message('start', from, { reset: found === undefined }));
+      // The task as it is, then the output it has so far, then what follows.
+      sendTask(task);
+      wake(true);
+      return { position: () => String(reached()), end: member.end, close: () => void state.close() };
+    },
+  };
+}
+
+export type StreamService = ReturnType<typeof createStreamService>;
