@@ -25,7 +25,7 @@ function npm(args: string[], cwd: string, home: string) {
   return run('npm', [...args, '--offline', '--no-audit', '--no-fund', '--no-update-notifier'], {
     cwd,
     env: { ...process.env, npm_config_cache: join(home, 'npm-cache') },
-    timeout: 60_000,
+    timeout: 120_000,
   });
 }
 
@@ -48,7 +48,7 @@ describe('installing pipewright', () => {
     const { stdout } = await run(join(prefix, 'bin', 'pipewright'), ['--help'], {
       cwd: home,
       env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home },
-      timeout: 60_000,
+      timeout: 120_000,
     });
     expect(stdout).toMatch(/^Usage: pipewright COMMAND/);
   });

@@ -42,6 +42,7 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
+    timeout: 90_000, // Playwright's bounds (30 s by default) are for a hung browser, not a busy machine
     args: [
       '--no-sandbox',
       '--disable-gpu',
@@ -59,8 +60,9 @@ beforeAll(async () => {
     refused.push(url);
     return route.abort();
   });
-  await page.goto(PAGE_URL);
-}, 60_000);
+  page.setDefaultTimeout(60_000);
+  await page.goto(PAGE_URL, { timeout: 90_000 });
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -73,7 +75,7 @@ describe('docs page', () => {
 
   it('renders the guide offline', async () => {
     for (const section of ['authentication', 'errors', 'pagination', 'versioning']) {
-      await page.waitForSelector(`[id="section/${section}"]`, { timeout: 15_000 });
+      await page.waitForSelector(`[id="section/${section}"]`);
     }
     // The page's script is inline: nothing it needs was refused (a decorative logo may be).
     expect(refused.filter((url) => !url.endsWith('.svg'))).toEqual([]);
@@ -105,7 +107,7 @@ describe('docs page', () => {
     await page.evaluate((hash) => {
       window.location.hash = `#/${hash}`;
     }, id);
-    const section = await page.waitForSelector(`[id="${id}"]`, { timeout: 15_000 });
+    const section = await page.waitForSelector(`[id="${id}"]`);
     expect(await section.textContent()).toContain(heading);
     // No code block runs past the edge of its column, where its end would be hidden.
     const cut = await page.evaluate(() =>
@@ -123,7 +125,7 @@ describe('docs page', () => {
       await page.evaluate((hash) => {
         window.location.hash = `#/${hash}`;
       }, anchor);
-      const section = await page.waitForSelector(`[id="${anchor}"]`, { timeout: 15_000 });
+      const section = await page.waitForSelector(`[id="${anchor}"]`);
       expect(await section.textContent()).toContain(operation.summary);
     },
   );

@@ -73,7 +73,7 @@ async function settled(client: ApiClient, pipelineId: string) {
     last =
       (await client.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } })).data?.status ?? '';
     return FINAL.includes(last) ? last : undefined;
-  }, 30_000);
+  });
   return (
     (await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId } } })).data?.elements ?? []
   );
@@ -144,9 +144,8 @@ async function crashAndRestart(options: {
     { type: 'pipeline', version: 1, name: 'retry', data: { tasks: [{ task: 'again', nb_retries: 1 }] } },
   ];
   const { projectId, pipelineIds } = await launch(admin, first, dataDir, apiKey, specs);
-  await eventually(
-    () => (existsSync(join(shared, 'once.pid')) && existsSync(join(shared, 'again.pid')) ? true : undefined),
-    15_000,
+  await eventually(() =>
+    existsSync(join(shared, 'once.pid')) && existsSync(join(shared, 'again.pid')) ? true : undefined,
   );
   const pids = ['once', 'again'].map((name) => Number(readFileSync(join(shared, `${name}.pid`), 'utf8')));
   const client = clientOf(first, dataDir, apiKey, projectId);
@@ -164,7 +163,7 @@ async function crashAndRestart(options: {
       }),
     );
     return steps.every((status) => status === 'started') ? true : undefined;
-  }, 15_000);
+  });
 
   const spawners = spawnersOf(first.process.pid ?? 0);
   expect(spawners.length).toBeGreaterThan(0);
@@ -177,7 +176,7 @@ async function crashAndRestart(options: {
   const second = await start(dataDir, options.extra);
   try {
     const stopped = pids.filter((pid) => !spared.includes(pid));
-    await eventually(() => (stopped.some(alive) ? undefined : true), 10_000);
+    await eventually(() => (stopped.some(alive) ? undefined : true));
     expect(spared.every(alive)).toBe(true);
     for (const pid of spared) process.kill(pid, 'SIGKILL');
     const after = clientOf(second, dataDir, apiKey, projectId);
@@ -210,7 +209,7 @@ describe('a server killed with SIGKILL', () => {
       withSpawners: false,
       afterCrash: async (stepPids) => {
         // Before any restart.
-        await eventually(() => (stepPids.some(alive) ? undefined : true), 10_000);
+        await eventually(() => (stepPids.some(alive) ? undefined : true));
         return [];
       },
     });
@@ -254,7 +253,7 @@ describe('a server stopped with SIGTERM', () => {
     const server = await start(dataDir);
     const apiKey = lastLine(server.stdout());
     const admin = clientOf(server, dataDir, apiKey);
-    const gate = `touch "$DIR/started"; i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 400 ] && exit 7; sleep 0.05; done`;
+    const gate = `touch "$DIR/started"; i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 1200 ] && exit 7; sleep 0.05; done`;
     const { projectId, pipelineIds } = await launch(admin, server, dataDir, apiKey, [
       {
         type: 'task',
@@ -264,7 +263,7 @@ describe('a server stopped with SIGTERM', () => {
       },
       { type: 'pipeline', version: 1, name: 'main', data: { tasks: [{ task: 'gated' }] } },
     ]);
-    await eventually(() => (existsSync(join(shared, 'started')) ? true : undefined), 15_000);
+    await eventually(() => (existsSync(join(shared, 'started')) ? true : undefined));
     const exited = server.stop('SIGTERM');
     // Still running its step: let it finish now.
     await eventually(() => (server.stderr().includes('waiting for running tasks') ? true : undefined));

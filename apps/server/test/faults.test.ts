@@ -95,11 +95,11 @@ async function execute(client: ApiClient, commandId: string) {
 
 const FINAL = new Set(['successful', 'failed', 'aborted']);
 
-async function settled(client: ApiClient, pipelineId: string, timeoutMs = 30_000) {
+async function settled(client: ApiClient, pipelineId: string) {
   return eventually(async () => {
     const { data } = await client.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } });
     return data && FINAL.has(data.status) ? data : undefined;
-  }, timeoutMs);
+  });
 }
 
 async function tasksOf(client: ApiClient, pipelineId: string) {
@@ -171,9 +171,15 @@ describe('a server killed with SIGKILL under mixed load', () => {
     let attempts = 0;
     let failures5xx = 0;
     let killed = false;
-    /** Runs `write` until the server is gone; 2xx answers are recorded by `write` itself. */
-    const worker = async (write: (n: number) => Promise<void>) => {
-      for (let n = 1; !killed; n += 1) {
+    // The kill comes once every worker has had `writes` of its kind acknowledged, while the
+    // load goes on. Each worker stops after MOST times as many, so that the load is bounded by
+    // a count, not by time: a slow machine does the work of a fast one, and the restart has as
+    // many pipelines to end.
+    const writes = { installs: 5, executions: 8, events: 15, entries: 15 };
+    const MOST = 4;
+    /** Runs `write` up to `most` times, or until the server is gone; it records its 2xx answers. */
+    const worker = async (most: number, write: (n: number) => Promise<void>) => {
+      for (let n = 1; n <= most && !killed; n += 1) {
         attempts += 1;
         try {
           await write(n);
@@ -183,42 +189,42 @@ describe('a server killed with SIGKILL under mixed load', () => {
         }
       }
     };
+    const executed = [0, 0];
     const load = Promise.all([
-      worker(async (k) => {
+      worker(MOST * writes.installs, async (k) => {
         await first.admin.PUT('/projects/id/{id}/resources', {
           params: { path: { id: projectId } },
           body: { specs: [...base, ...markers(k)] },
         });
         acked.installs = k;
       }),
-      ...[1, 2].map(() =>
-        worker(async () => {
+      ...[0, 1].map((w) =>
+        worker(MOST * writes.executions, async () => {
           const execution = await execute(client, go);
+          executed[w] = (executed[w] ?? 0) + 1;
           acked.executions.push(execution.id);
           acked.pipelines.push(...execution.pipeline_ids);
         }),
       ),
-      worker(async (n) => {
+      worker(MOST * writes.events, async (n) => {
         const { data } = await client.POST('/events', {
           body: { connector: 'custom', name: 'ping', data: { n } },
         });
         acked.events.push(...(data ?? []).map((e) => e.id));
       }),
-      worker(async (n) => {
+      worker(MOST * writes.entries, async (n) => {
         await setScratchpadEntry(client, target, `entry-${n}`, `value ${n}`);
         acked.entries.push(`entry-${n}`);
       }),
     ]);
-    // Mid-load: every kind of write has been acknowledged a few times.
-    await eventually(
-      () =>
-        acked.installs >= 5 &&
-        acked.executions.length >= 15 &&
-        acked.events.length >= 15 &&
-        acked.entries.length >= 15
-          ? true
-          : undefined,
-      20_000,
+    // Mid-load: every worker has had its number of writes acknowledged.
+    await eventually(() =>
+      acked.installs >= writes.installs &&
+      executed.every((count) => count >= writes.executions) &&
+      acked.events.length >= writes.events &&
+      acked.entries.length >= writes.entries
+        ? true
+        : undefined,
     );
     expect(await first.server.stop('SIGKILL')).toBeNull();
     killed = true;
@@ -263,7 +269,7 @@ describe('a server killed with SIGKILL under mixed load', () => {
       const pipelines = [];
       for await (const found of walk(after, '/pipelines', { size: 100 })) pipelines.push(found);
       for (const { id } of pipelines) {
-        expect(FINAL.has((await settled(after, id, 60_000)).status)).toBe(true);
+        expect(FINAL.has((await settled(after, id)).status)).toBe(true);
         expect(await tasksOf(after, id)).toHaveLength(1);
       }
       expect(lost).toBe(0);
@@ -437,7 +443,7 @@ describe('steps that leave children ignoring SIGTERM', () => {
       "sh -c 'sh ignore.sh & wait' &",
       // A daemon's way out of the step's process group: only task users catch it.
       ...(asRoot ? ['setsid sh ignore.sh &'] : []),
-      `i=0; while [ "$(cat "$DIR/pids" 2>/dev/null | wc -l)" -lt ${childCount} ] && [ "$i" -lt 200 ]; do sleep 0.05; i=$((i+1)); done`,
+      `i=0; while [ "$(cat "$DIR/pids" 2>/dev/null | wc -l)" -lt ${childCount} ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done`,
       main,
     ].join('\n');
 
@@ -459,9 +465,9 @@ describe('steps that leave children ignoring SIGTERM', () => {
           ? readFileSync(pidsFile, 'utf8').trim().split('\n').map(Number)
           : [];
         return found.length >= childCount ? found : undefined;
-      }, 15_000);
+      });
       await end(client, pipelineId);
-      await eventually(() => (pids.some(isRunning) ? undefined : true), 10_000);
+      await eventually(() => (pids.some(isRunning) ? undefined : true));
       return (await settled(client, pipelineId)).status;
     } finally {
       await server.server.stop();
@@ -486,15 +492,17 @@ describe('steps that leave children ignoring SIGTERM', () => {
 });
 
 describe.skipIf(!asRoot)('task users', () => {
-  // `other` holds the line while `probe` looks around: as whom it runs, what it can read of
-  // the data directory, and which tasks' environments it can read in /proc.
+  // `other` holds the line while `probe` looks around (as whom it runs, what it can read of
+  // the data directory, and which tasks' environments it can read in /proc), until the abort.
   const specs = [
-    task('other', 'id -u; sleep 30.25'),
+    task('other', 'id -u; sleep 300.25'),
     task(
       'probe',
       [
         'id -u',
-        "i=0; until grep -qs 'sleep.30.25' /proc/[0-9]*/cmdline || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done",
+        // -a: a command line's arguments are separated by NUL bytes, which grep takes for line ends
+        // in a binary file; [.] keeps the pattern from matching the grep of another probe.
+        "i=0; until grep -qsa 'sleep.300[.]25' /proc/[0-9]*/cmdline || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done",
         '{ head -c 15 ../../../pipewright.db && echo; } 2>/dev/null || echo "database: denied"',
         'ls ../../.. >/dev/null 2>&1 || echo "data directory: not listable"',
         // Tasks of this project only: other tests' servers run tasks on this host meanwhile.
@@ -514,7 +522,7 @@ describe.skipIf(!asRoot)('task users', () => {
       const probe = await eventually(async () => {
         const found = (await tasksOf(client, pipelineId)).find((t) => t.spec.name === 'probe');
         return found && FINAL.has(found.status) ? found : undefined;
-      }, 20_000);
+      });
       await client.POST('/pipelines/id/{id}/abort', { params: { path: { id: pipelineId } } });
       const tasks = await tasksOf(client, pipelineId);
       const outputOf = async (name: string) => {

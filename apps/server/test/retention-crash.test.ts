@@ -178,15 +178,15 @@ describe('retention', () => {
 
     // Its first pass begins as it starts: killed once part of the pipelines are gone.
     const first = await start(dataDir);
-    await eventually(() => (expiringLeft(file) < EXPIRING * 0.9 ? true : undefined), 20_000);
+    await eventually(() => (expiringLeft(file) < EXPIRING * 0.9 ? true : undefined));
     expect(await first.stop('SIGKILL')).toBeNull();
     const afterCrash = inspect(file);
     expect(afterCrash.expiringLeft).toBeGreaterThan(0);
     expect(afterCrash).toMatchObject(consistent);
 
     const second = await start(dataDir);
-    await eventually(() => (expiringLeft(file) === 0 ? true : undefined), 60_000);
+    await eventually(() => (expiringLeft(file) === 0 ? true : undefined));
     await second.stop();
     expect(inspect(file)).toMatchObject(consistent);
-  }, 120_000);
+  });
 });

@@ -12,8 +12,8 @@ import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTask
 const tempDir = tempDirsForTasks();
 
 const started: RunningServer[] = [];
-async function start(dataDir: string, watch?: (stderr: string) => void) {
-  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir], {}, watch);
+async function start(dataDir: string, watch?: (stderr: string) => void, extra: string[] = []) {
+  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra], {}, watch);
   started.push(server);
   return server;
 }
@@ -42,7 +42,7 @@ function openConnection(server: RunningServer, ca: string) {
     async get(path: string, apiKey: string, done: (received: string) => boolean) {
       const from = received.length;
       socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
-      await eventually(() => (done(received.slice(from)) ? true : undefined), 15_000);
+      await eventually(() => (done(received.slice(from)) ? true : undefined));
       return received.slice(from);
     },
     closed,
@@ -54,7 +54,9 @@ describe('a server stopping on SIGTERM', () => {
   it('answers 503 and closes, on open and new connections, serves its running tasks, and is waited for by a server started meanwhile', async () => {
     const dataDir = tempDir('pipewright-serving-');
     const shared = tempDir('pipewright-serving-shared-');
-    const first = await start(dataDir);
+    // The task must outlast all that the test does during the stop, however slow the machine: a
+    // stop deadline that only bounds a broken run.
+    const first = await start(dataDir, undefined, ['--stop-deadline', '600']);
     const apiKey = lastLine(first.stdout());
     const ca = certificateOf(dataDir);
     const baseUrl = first.url.replace(/\/v0$/, '');
@@ -64,7 +66,7 @@ describe('a server stopping on SIGTERM', () => {
     // API with its own key: while the server stops.
     const gated = [
       'touch "$DIR/started"',
-      'i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 600 ] && exit 7; sleep 0.05; done',
+      'i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 2400 ] && exit 7; sleep 0.05; done',
       'curl -sS --fail -X PUT -H "Authorization: Bearer $PIPEWRIGHT_API_KEY"' +
         ' -H "X-Service-Project-Id: $PIPEWRIGHT_PROJECT_ID" --data-binary during-stop' +
         ' "$PIPEWRIGHT_API_URL/v0/pipelines/id/$PIPEWRIGHT_PIPELINE_ID/scratchpad/key/written"',
@@ -95,7 +97,7 @@ describe('a server stopping on SIGTERM', () => {
       body: {},
     });
     const pipelineId = execution?.pipeline_ids[0] ?? '';
-    await eventually(() => (existsSync(join(shared, 'started')) ? true : undefined), 15_000);
+    await eventually(() => (existsSync(join(shared, 'started')) ? true : undefined));
 
     const connection = openConnection(first, ca);
     try {
@@ -121,7 +123,7 @@ describe('a server stopping on SIGTERM', () => {
       const next = start(dataDir, (stderr) => {
         waiting ||= stderr.includes('waiting for the server stopping on the data directory');
       });
-      await eventually(() => (waiting ? true : undefined), 15_000);
+      await eventually(() => (waiting ? true : undefined));
       expect(first.process.exitCode).toBeNull();
 
       writeFileSync(join(shared, 'open'), '');
@@ -131,7 +133,7 @@ describe('a server stopping on SIGTERM', () => {
       const pipeline = await eventually(async () => {
         const { data } = await again.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } });
         return data?.status === 'started' || data?.status === 'created' ? undefined : data;
-      }, 15_000);
+      });
       // The task's own request during the stop was served: it wrote the scratchpad, and succeeded.
       expect(pipeline?.status).toBe('successful');
       expect(await getScratchpadEntry(again, pipelineId, 'written')).toBe('during-stop');
@@ -155,14 +157,14 @@ describe('HTTPS', () => {
         '-i',
         '--http1.0',
         '--max-time',
-        '20',
+        '60',
         '--cacert',
         caFile,
         '-H',
         `Authorization: Bearer ${apiKey}`,
         `${server.url}/status`,
       ],
-      { timeout: 30_000 },
+      { timeout: 90_000 },
     );
     expect(stdout).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(stdout).toMatch(/\r\nContent-Type: application\/json\r\n/);

@@ -35,14 +35,19 @@ export function cleanUpHomes(): void {
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
 }
 
-/** Runs the program to its end (killed after a bound) and collects what it printed. */
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+/** Starts the program with a home of its own; its standard input is left open. */
+export function spawnCli(args: string[], options: CliOptions = {}) {
   const home = temporaryHome();
-  const child = spawn(process.execPath, [CLI_BIN, ...args], {
+  return spawn(process.execPath, [CLI_BIN, ...args], {
     cwd: options.cwd ?? home,
     env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+}
+
+/** Runs the program to its end (killed after a bound) and collects what it printed. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = spawnCli(args, options);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => {
@@ -56,7 +61,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`pipewright ${args.join(' ')} did not end in time:\n${stdout}\n${stderr}`));
-    }, 60_000);
+    }, 120_000); // a hung run only: a loaded machine may take seconds
     child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });

@@ -32,7 +32,7 @@ export function runCliOnTerminal(args: string[], options: CliOptions = {}): Prom
       reject(
         new Error(`pipewright ${args.join(' ')} on a terminal did not end in time:\n${stdout}\n${stderr}`),
       );
-    }, 60_000);
+    }, 120_000); // a hung run only: a loaded machine may take seconds
     child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });

@@ -35,7 +35,7 @@ export async function startServer(): Promise<RunningServer> {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`the server did not start:\n${stderr}`));
-    }, 20_000);
+    }, 60_000); // a hung start only: a loaded machine may take seconds
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`the server exited with ${code}:\n${stderr}`));

@@ -39,7 +39,7 @@ beforeAll(async () => {
   writeFileSync(caFile, server.ca);
   origin = server.baseUrl;
   world = await buildWorld(server, server.adminKey);
-}, 60_000);
+});
 afterAll(async () => {
   await server.close();
   rmSync(dir, { recursive: true, force: true });

@@ -188,7 +188,11 @@ describe('many connections', () => {
     const clients = 200;
     // A key of its own: its burst (200) covers every request.
     const key = server.newAccount(world.orgName, 'user');
-    const agents = Array.from({ length: clients }, () => new Agent({ connect: { ca: server.ca } }));
+    // 200 TLS handshakes at once take a loaded machine more than undici's 10 s to connect.
+    const agents = Array.from(
+      { length: clients },
+      () => new Agent({ connect: { ca: server.ca, timeout: 60_000 } }),
+    );
     try {
       const answers = await Promise.all(
         agents.map(async (dispatcher) => {

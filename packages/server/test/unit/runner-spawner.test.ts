@@ -74,7 +74,6 @@ const noSpawnerLeft = () =>
   waitFor(
     async () => spawnerProcesses(),
     (pids) => pids.length === 0,
-    10_000,
   );
 
 function recordingSink(onOutput?: (outputSoFar: string) => void) {

@@ -422,7 +422,6 @@ describe('ticker', () => {
       await waitFor(
         async () => w.ticks().length,
         (count) => count >= 2,
-        10_000,
       );
     } finally {
       ticker.stop();
