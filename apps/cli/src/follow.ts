@@ -1,4 +1,5 @@
-import { type ApiClient, type Schemas, walk } from '@pipewright/client';
+import { type ApiClient, projectChanges, type Schemas, walk } from '@pipewright/client';
+import { CliError } from './errors.js';
 import type { Terminal } from './session.js';
 import { renderStepOutput } from './steps.js';
 import { formatDuration } from './table.js';
@@ -10,9 +11,6 @@ export interface PipelineState {
   pipeline: Pipeline;
   tasks: Task[];
 }
-
-/** Time between two reads of the pipelines being followed. */
-export const POLL_INTERVAL_MS = 300;
 
 const FINAL = new Set<string>(['successful', 'failed', 'aborted']);
 export const isFinal = (status: string) => FINAL.has(status);
@@ -112,12 +110,33 @@ function liveRenderer(out: Terminal): Renderer {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Time between two drawings of the live block on a terminal, for its durations. */
+const REDRAW_MS = 500;
+
+/** How far a status has come: waiting, running, ended. */
+const stage = (status: string) => (isFinal(status) ? 2 : status === 'started' ? 1 : 0);
+
+/**
+ * Whether a message holds an older state than the one shown. The server reads an object when it
+ * sends its message: one sent between the stream's start and the program's first read of the
+ * pipelines holds a state that read has passed. Statuses only go forward within a run and
+ * attempt, and those only grow, while the program follows.
+ */
+const olderPipeline = (incoming: Pipeline, shown: Pipeline) => stage(incoming.status) < stage(shown.status);
+const olderTask = (incoming: Task, shown: Task) =>
+  incoming.run !== shown.run
+    ? incoming.run < shown.run
+    : incoming.retry !== shown.retry
+      ? incoming.retry < shown.retry
+      : stage(incoming.status) < stage(shown.status);
 
 /**
  * Follows pipelines until every one has ended, showing their tasks' statuses on `out`:
- * redrawn in place on a terminal, a line per change otherwise. Ctrl-C stops it (the
- * pipelines go on). Resolves to the final states.
+ * redrawn in place on a terminal, a line per change otherwise. It reads the stream of the
+ * project's changes: once the stream has started, the pipelines and their tasks as they are,
+ * then each change as it comes; the stream resumes by itself after a cut, and says when it could
+ * not (`reset`): they are read again then. Ctrl-C stops it (the pipelines go on). Resolves to
+ * the final states.
  */
 export async function followPipelines(
   client: ApiClient,
@@ -126,16 +145,59 @@ export async function followPipelines(
 ): Promise<PipelineState[]> {
   const render = out.isTTY ? liveRenderer(out) : lineRenderer(out);
   const states = new Map<string, PipelineState>();
-  for (;;) {
-    const unfinished = ids.filter((id) => !isFinal(states.get(id)?.pipeline.status ?? 'created'));
-    for (const state of await Promise.all(unfinished.map((id) => readState(client, id)))) {
+  const read = async (which: string[]) => {
+    for (const state of await Promise.all(which.map((id) => readState(client, id)))) {
       states.set(state.pipeline.id, state);
     }
-    const ordered = ids.flatMap((id) => states.get(id) ?? []);
-    render(ordered);
-    if (ordered.every((state) => isFinal(state.pipeline.status))) return ordered;
-    await sleep(POLL_INTERVAL_MS);
+  };
+  /** The state a change is of, while its pipeline has not ended. */
+  const following = (pipelineId: string) => {
+    const state = states.get(pipelineId);
+    return state && !isFinal(state.pipeline.status) ? state : undefined;
+  };
+  // One pipeline: the server sends only its changes. Several: the project's, sorted out here.
+  const [only, ...others] = ids;
+  const filters = only && others.length === 0 ? { pipeline_id: only } : {};
+  const current = () => ids.flatMap((id) => states.get(id) ?? []);
+  // On a terminal, the durations of what runs go on between changes: the block is drawn again.
+  const redraw = () => {
+    if (states.size > 0) render(current());
+  };
+  const clock = out.isTTY ? setInterval(redraw, REDRAW_MS) : undefined;
+  const stop = new AbortController();
+  try {
+    for await (const change of projectChanges(client, filters, { signal: stop.signal })) {
+      if (change.event === 'start') {
+        if (states.size > 0 && !change.data.reset) continue;
+        await read(ids);
+      } else if (change.event === 'pipeline') {
+        const state = following(change.data.id);
+        if (!state || olderPipeline(change.data, state.pipeline)) continue;
+        // An ended pipeline is read again with its tasks: its end is told with theirs, as they are.
+        if (isFinal(change.data.status)) await read([change.data.id]);
+        else state.pipeline = change.data;
+      } else if (change.event === 'task') {
+        const task = change.data;
+        const state = following(task.pipeline_id);
+        const shown = state?.tasks.find((candidate) => candidate.id === task.id);
+        if (!state || (shown && olderTask(task, shown))) continue;
+        state.tasks = inPipelineOrder([...state.tasks.filter((candidate) => candidate !== shown), task]);
+      } else if (change.event === 'end') {
+        // The server stopping: the stream resumes by itself once it is back.
+        if (change.data.reason === 'server_stopping') continue;
+        throw new CliError(`the server ended the stream of changes (${change.data.reason})`);
+      } else {
+        continue;
+      }
+      const ordered = current();
+      render(ordered);
+      if (ordered.every((state) => isFinal(state.pipeline.status))) return ordered;
+    }
+  } finally {
+    clearInterval(clock);
+    stop.abort();
   }
+  throw new CliError('the stream of changes closed before the pipelines ended');
 }
 
 /** The output of the failed steps of the failed tasks (the last attempt of their current run). */

@@ -1,9 +1,11 @@
 import type { ListQuery, Schemas } from '@pipewright/client';
 import type { Group } from '../command.js';
+import { UsageError } from '../errors.js';
 import { taskLabel } from '../follow.js';
+import { followTaskOutput } from '../follow-output.js';
 import { printJson, printList, printTable } from '../listing.js';
 import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
-import { renderStepOutput } from '../steps.js';
+import { restarted, stepBody, taskOutputHeading } from '../steps.js';
 import { type Column, formatDuration, formatTime, renderFields } from '../table.js';
 import { argument, flag, option } from '../values.js';
 import { taskColumns } from './pipelines.js';
@@ -17,9 +19,6 @@ const listColumns: Column<Task>[] = [
   ...taskColumns.slice(1),
 ];
 
-/** Whether the steps are of a task its pipeline's restarts ran more than once: then runs are named. */
-const restarted = (steps: StepExecution[]) => steps.some((step) => step.run > 1);
-
 const runColumn: Column<StepExecution> = { header: 'RUN', value: (step) => String(step.run) };
 
 const stepColumns: Column<StepExecution>[] = [
@@ -32,16 +31,8 @@ const stepColumns: Column<StepExecution>[] = [
 ];
 
 /** The output of every step in order, each run headed by its number once the task has run more than once. */
-function renderRuns(steps: StepExecution[]): string {
-  const headed = restarted(steps);
-  return steps
-    .map(
-      (step, i) =>
-        (headed && step.run !== steps[i - 1]?.run ? `=== run ${step.run} ===\n` : '') +
-        renderStepOutput(step, true),
-    )
-    .join('');
-}
+const renderRuns = (steps: StepExecution[]) =>
+  steps.map((step, i) => taskOutputHeading(steps, i) + stepBody(step)).join('');
 
 export const tasks: Group = {
   name: 'tasks',
@@ -118,12 +109,28 @@ export const tasks: Group = {
       details:
         'Each step is headed by its attempt and how it ended. A restart of the pipeline that\n' +
         'runs the task again starts its next run, numbered from 1: once the task has more than\n' +
-        'one, the output of each run is headed by `=== run N ===`, oldest first.',
+        'one, the output of each run is headed by `=== run N ===`, oldest first.\n' +
+        'With --follow, the output is printed as the steps write it, until the task ends; a step\n' +
+        'still running when its output starts is headed `running`. Ctrl-C stops following.',
       arity: [1, 1],
-      options: JSON_OPTION,
+      options: {
+        follow: {
+          type: 'boolean',
+          short: 'f',
+          description: 'print the output as it is written, until the task ends',
+        },
+        ...JSON_OPTION,
+      },
       async run(session, invocation) {
+        const follow = flag(invocation, 'follow');
+        if (follow && flag(invocation, 'json'))
+          throw new UsageError('--follow prints text: it cannot go with --json');
         const { client } = await session.project();
         const id = argument(invocation, 0);
+        if (follow) {
+          await followTaskOutput(client, id, session.stdout, session.stderr);
+          return 0;
+        }
         const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
         if (flag(invocation, 'json')) printJson(session, steps);
         else if (steps.length === 0) session.stderr.write('No step has run yet.\n');
