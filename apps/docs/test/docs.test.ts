@@ -121,7 +121,7 @@ describe('docs page', () => {
   it.each(operations.map((o) => [o.operationId, o]))(
     'renders %s with its summary',
     async (_id, operation) => {
-      const anchor = `${operation.tags[0]?.toLowerCase()}/${operation.operationId.toLowerCase()}`;
+      const anchor = `${operation.tags[0]?.toLowerCase().replaceAll(' ', '-')}/${operation.operationId.toLowerCase()}`;
       await page.evaluate((hash) => {
         window.location.hash = `#/${hash}`;
       }, anchor);

@@ -16,14 +16,6 @@ const HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-/**
- * Writes a stream's messages to `res` as Server-Sent Events, the headers with the first. Writes
- * never wait: a consumer that stops reading has its messages kept in the server's buffers until
- * more than `bufferBytes` wait there (the response's and its socket's) when another comes, and is
- * then cut off, its connection
- * destroyed, so that it holds no more memory and slows no one else. A heartbeat carries the `id`
- * too: an `id` field alone sets the consumer's Last-Event-ID without making an event.
- */
 /** Messages as written, kept while the message lives: every stream of a change sends the same one. */
 const framed = new WeakMap<StreamMessage, Buffer>();
 const frame = (message: StreamMessage): Buffer => {
@@ -35,6 +27,14 @@ const frame = (message: StreamMessage): Buffer => {
   return bytes;
 };
 
+/**
+ * Writes a stream's messages to `res` as Server-Sent Events, the headers with the first. Writes
+ * never wait: a consumer that stops reading has its messages kept in the server's buffers until
+ * more than `bufferBytes` wait there (the response's and its socket's) when another comes, and is
+ * then cut off, its connection destroyed, so that it holds no more memory and slows no one else.
+ * A heartbeat carries the `id` too: an `id` field alone sets the consumer's Last-Event-ID without
+ * making an event.
+ */
 export function eventStream(res: Response, bufferBytes: number): EventStream {
   let last = Date.now();
   const write = (text: string | Buffer): boolean => {

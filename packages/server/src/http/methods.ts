@@ -71,8 +71,12 @@ export function methodHandling(document: Record<string, unknown>): RequestHandle
         allow: allowList(allowed),
       });
     }
-    // Node knows the request was HEAD and sends no body; everything after serves it as GET.
-    if (req.method === 'HEAD' && !declared.has('HEAD')) req.method = 'GET';
+    // Node knows the request was HEAD and sends no body; everything after serves it as GET, but
+    // for an answer that never ends by itself (a stream), which ends after its headers.
+    if (req.method === 'HEAD' && !declared.has('HEAD')) {
+      req.method = 'GET';
+      res.locals.head = true;
+    }
     next();
   };
 }

@@ -294,7 +294,9 @@ describe('the JSON media type', () => {
   });
 });
 
-const GET_OPERATIONS = OPERATIONS.filter((operation) => operation.method === 'get');
+// Live streams do not end: what HEAD answers on them has a test of its own.
+const GET_OPERATIONS = OPERATIONS.filter((operation) => operation.method === 'get' && !operation.streams);
+const STREAM_OPERATIONS = OPERATIONS.filter((operation) => operation.streams);
 const HEAD_PATHS = new Set(OPERATIONS.filter((operation) => operation.method === 'head').map((o) => o.path));
 
 describe('HEAD', () => {
@@ -317,6 +319,20 @@ describe('HEAD', () => {
       expect([what, head.body]).toEqual([what, '']);
       expect([what, head.headers['content-type']]).toEqual([what, get.headers['content-type']]);
       expect([what, head.headers['content-length']]).toEqual([what, String(Buffer.byteLength(get.body))]);
+    }
+  });
+
+  it("answers a live stream's headers and ends, without the stream", async () => {
+    expect(STREAM_OPERATIONS.length).toBeGreaterThan(0);
+    const requests = STREAM_OPERATIONS.map((operation) => {
+      const { path, headers = {} } = validRequest(operation, world);
+      return { method: 'HEAD', target: path, headers: Object.entries(headers) };
+    });
+    const answers = await httpClient(requests);
+    for (const [i, answer] of answers.entries()) {
+      const what = requests[i]?.target;
+      expect([what, answer.status, answer.body]).toEqual([what, 200, '']);
+      expect([what, answer.headers['content-type']]).toEqual([what, 'text/event-stream; charset=utf-8']);
     }
   });
 

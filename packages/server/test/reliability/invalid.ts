@@ -408,6 +408,8 @@ function pathRequests(operation: Operation, world: World, valid: RawRequest): fc
           'unknown_event',
           'unknown_scratchpad_entry',
           'unknown_webhook',
+          'unknown_identity',
+          'unknown_api_key',
         ],
       }));
     });

@@ -19,7 +19,17 @@ import { buildWorld, validRequest, type World } from './world.js';
 // answer holds a byte of the other organization's identifiers or names.
 
 const PROJECT_HEADER = 'x-service-project-id';
-const ADMIN_ONLY = new Set(['createProject', 'updateProject', 'deleteProject']);
+const ADMIN_ONLY = new Set([
+  'createProject',
+  'updateProject',
+  'deleteProject',
+  'createAccount',
+  'disableAccount',
+  'enableAccount',
+  // The world's key is the admin's: a user manages its own keys only.
+  'getApiKey',
+  'revokeApiKey',
+]);
 const STATUS_ROUTES = new Set(['getStatus', 'headStatus']);
 const NOT_FOUND: Record<string, string> = {
   accounts: 'unknown_account',
@@ -31,6 +41,8 @@ const NOT_FOUND: Record<string, string> = {
   tasks: 'unknown_task',
   events: 'unknown_event',
   triggers: 'unknown_webhook',
+  identities: 'unknown_identity',
+  api_keys: 'unknown_api_key',
 };
 /**
  * What a public route (a webhook delivery, which takes no key) answers every caller alike: A's

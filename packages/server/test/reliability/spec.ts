@@ -25,6 +25,8 @@ export interface Operation {
   responses: Record<string, Json>;
   /** It takes no API key (an empty `security`): webhook deliveries. */
   public: boolean;
+  /** Its answer is a live stream (`text/event-stream`), which does not end by itself. */
+  streams: boolean;
 }
 
 /** Follows `$ref`s (internal ones: the bundle keeps only those) until a value that is none. */
@@ -80,6 +82,8 @@ function operationsOf(document: Json): Operation[] {
           ]),
         ),
         public: Array.isArray(operation.security) && operation.security.length === 0,
+        streams:
+          'text/event-stream' in ((resolve((operation.responses as Json)['200'])?.content as Json) ?? {}),
       });
     }
   }
@@ -130,6 +134,19 @@ export interface Answer {
 }
 
 /**
+ * A stream's first message as the spec describes its messages: an object of its `event`, its
+ * `id` and its `data` (one line of JSON).
+ */
+function firstEvent(text: string): Json {
+  const fields = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''));
+  }
+  return { event: fields.get('event'), id: fields.get('id'), data: JSON.parse(fields.get('data') ?? '') };
+}
+
+/**
  * What is wrong with `answer` as a response of `operation` according to the spec: its
  * status is not listed, or its content type or body does not match. Undefined when it
  * matches.
@@ -144,12 +161,11 @@ export function specProblem(operation: Operation, answer: Answer): string | unde
   const media = content[mediaType];
   if (!media) return `content type ${mediaType || '(none)'} is not listed for ${answer.status}`;
   let body: unknown = answer.text;
-  if (mediaType === 'application/json') {
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      return 'the body is not JSON';
-    }
+  try {
+    if (mediaType === 'application/json') body = JSON.parse(answer.text);
+    if (mediaType === 'text/event-stream') body = firstEvent(answer.text);
+  } catch {
+    return `the body is not ${mediaType === 'application/json' ? 'JSON' : 'an event of JSON data'}`;
   }
   const validate = validatorOf(`${operation.id} ${answer.status} ${mediaType}`, media.schema);
   if (validate(body)) return undefined;

@@ -86,8 +86,17 @@ export async function buildWorld(
   const [task] = await tasksOf(client, pipelineId);
   const scratchpad = { key: uniqueName('key'), value: uniqueName('value') };
   await setScratchpadEntry(client, pipelineId, scratchpad.key, scratchpad.value);
+  // Named `build` as the task, so that a route by name finds it (pathValuesOf).
+  const identityValue = uniqueName('identity-value');
+  const { data: identity } = await client.POST('/identities', {
+    body: { name: 'build', kind: 'secret', data: { value: identityValue } },
+  });
+  // A key of its own: a request the matrices send may revoke it, never the world's.
+  const { data: spareKey } = await admin.POST('/api_keys', { body: {} });
   const ids = {
     accounts: account.id,
+    api_keys: spareKey?.id ?? '',
+    identities: identity?.id ?? '',
     projects: project.id,
     resources: idOf('task', 'build'),
     commands: idOf('command', 'deploy'),
@@ -117,6 +126,8 @@ export async function buildWorld(
       scratchpad.key,
       scratchpad.value,
       webhook?.hook_id ?? '',
+      identityValue,
+      spareKey?.key ?? '',
     ],
   };
 }

@@ -4940,6 +4940,13 @@ export interface operations {
         /** @description The email address, role and name of the new account. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email_address": "ci-robot@acme-robotics.example",
+                 *       "role": "user",
+                 *       "name": "CI robot"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AccountData"];
             };
         };
@@ -5147,6 +5154,11 @@ export interface operations {
         /** @description Whose key it is, and what it is for. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "CI deployments"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyData"];
             };
         };

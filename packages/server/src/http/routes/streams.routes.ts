@@ -51,6 +51,8 @@ export function streamRoutes(services: Services, streams: OpenStreams, limits: S
       stream.close();
       release();
     });
+    // HEAD answers what GET would, its headers, and ends: a stream would never end it.
+    if (res.locals.head === true) events.close();
   };
 
   return {
