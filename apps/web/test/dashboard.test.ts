@@ -81,7 +81,7 @@ async function goToSection(name: string) {
 }
 
 async function signIn(apiKey: string) {
-  await page.getByLabel('API key').fill(apiKey);
+  await page.getByLabel('API key', { exact: true }).fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
 }
@@ -106,12 +106,12 @@ describe('web dashboard', () => {
     const csp = response?.headers()['content-security-policy'] ?? '';
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe');
-    await page.getByLabel('API key').waitFor(WAIT);
+    await page.getByLabel('API key', { exact: true }).waitFor(WAIT);
     await expectAccessible('sign-in');
   });
 
   it('refuses a wrong key with the API error', async () => {
-    await page.getByLabel('API key').fill(`pwk_${'0'.repeat(27)}_${'a'.repeat(43)}`);
+    await page.getByLabel('API key', { exact: true }).fill(`pwk_${'0'.repeat(27)}_${'a'.repeat(43)}`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor(WAIT);
     expect(await page.getByRole('alert').textContent()).toContain('invalid_api_key');
@@ -297,6 +297,78 @@ describe('web dashboard', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it.each([
+    { mode: '1280-dark', width: 1280, height: 900, colorScheme: 'dark' },
+    { mode: '390', width: 390, height: 844, colorScheme: 'light' },
+    { mode: '390-dark', width: 390, height: 844, colorScheme: 'dark' },
+  ] as const)('shows every main page at $mode without overflow or serious violation', async (mode) => {
+    const client = server.client(project.id);
+    const { data: tasks } = await client.GET('/tasks', {
+      params: { query: { pipeline_id: failedPipelineId, size: 10 } },
+    });
+    const testTask = tasks?.elements.find((task) => task.name === 'test');
+    const { data: pipeline } = await client.GET('/pipelines/id/{id}', {
+      params: { path: { id: failedPipelineId } },
+    });
+    const inProject = `/p/${project.name}`;
+    const title = (name: string | RegExp) => page.getByRole('heading', { level: 1, name });
+    // Each page, its title, and what shows it has all it reads.
+    const pages = [
+      [
+        'projects',
+        '/',
+        title(/^Projects of/),
+        page.getByRole('main').getByRole('link', { name: project.name }),
+      ],
+      ['home', inProject, title(project.name), page.locator('table.days')],
+      ['pipelines', `${inProject}/pipelines`, title('Pipelines'), page.locator('main tbody tr').first()],
+      [
+        'pipeline',
+        `${inProject}/pipelines/${failedPipelineId}`,
+        title(/^Pipeline release/),
+        page.locator('.task-graph'),
+        page.locator('pre.json'),
+      ],
+      ['task', `${inProject}/tasks/${testTask?.id}`, title(/^Task test/), page.locator('pre.output').first()],
+      ['commands', `${inProject}/commands`, title('Commands'), page.getByRole('link', { name: 'deploy' })],
+      [
+        'command',
+        `${inProject}/commands/deploy`,
+        title('Command deploy'),
+        page.getByLabel('version (required)'),
+      ],
+      ['events', `${inProject}/events`, title('Events'), page.locator('main tbody tr').first()],
+      [
+        'event',
+        `${inProject}/events/${pipeline?.event_id}`,
+        title(/^Event /),
+        page.locator('main pre').first(),
+      ],
+      ['resources', `${inProject}/resources`, title('Resources'), page.locator('details.resource').first()],
+      [
+        'organization',
+        '/organization',
+        title(/^Organization/),
+        page.getByRole('table', { name: 'Accounts of the organization' }),
+      ],
+    ] as const;
+    await page.setViewportSize({ width: mode.width, height: mode.height });
+    await page.emulateMedia({ colorScheme: mode.colorScheme });
+    for (const [name, path, ...shown] of pages) {
+      // In the app, as a link does: a load would forget the key.
+      await page.evaluate((to) => history.pushState(null, '', to), path);
+      for (const part of shown) await part.waitFor(WAIT);
+      await expectAccessible(`${name}-${mode.mode}`);
+      // Nothing but the scrolling graph, tables and outputs is wider than the screen.
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(width, `${name} at ${mode.mode}`).toBeLessThanOrEqual(mode.width);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.evaluate((to) => history.pushState(null, '', to), inProject);
+    await page.locator('table.days').waitFor(WAIT);
+  });
+
   it('is usable with the keyboard alone: the skip link, then the sections', async () => {
     // From the top of the page, as after a load.
     await page.evaluate(() => {
@@ -317,8 +389,8 @@ describe('web dashboard', () => {
 
   it('signs out and forgets the key and what it showed', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key').waitFor(WAIT);
-    expect(await page.getByLabel('API key').inputValue()).toBe('');
+    await page.getByLabel('API key', { exact: true }).waitFor(WAIT);
+    expect(await page.getByLabel('API key', { exact: true }).inputValue()).toBe('');
     expect(await page.content()).not.toContain(project.name);
   });
 

@@ -38,14 +38,14 @@ afterAll(async () => {
 });
 
 async function signIn(apiKey: string) {
-  await page.getByLabel('API key').fill(apiKey);
+  await page.getByLabel('API key', { exact: true }).fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
 }
 
 async function signOut() {
   await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByLabel('API key').waitFor(WAIT);
+  await page.getByLabel('API key', { exact: true }).waitFor(WAIT);
 }
 
 async function openOrganization() {
@@ -147,7 +147,7 @@ describe('organization view', () => {
     expect(await seriousViolations(page)).toEqual([]);
 
     await confirm('Revoke first', 'Revoke');
-    await page.getByLabel('API key').waitFor(WAIT);
+    await page.getByLabel('API key', { exact: true }).waitFor(WAIT);
     await expect(server.client(undefined, created?.key).GET('/account')).rejects.toMatchObject({
       status: 401,
     });
@@ -195,8 +195,9 @@ describe('pipelines view', () => {
     await page.getByRole('link', { name: 'check' }).waitFor(WAIT);
     await page.getByLabel('Command').selectOption({ label: 'deploy' });
     await page.waitForURL(/[?&]command=/, WAIT);
-    await page.getByRole('link', { name: 'check' }).waitFor({ state: 'detached', ...WAIT });
-    expect(await page.getByRole('link', { name: 'release' }).count()).toBe(released.length);
+    // The list is empty while the filtered one loads: wait for it.
+    await expect.poll(() => page.getByRole('link', { name: 'release' }).count(), WAIT).toBe(released.length);
+    expect(await page.getByRole('link', { name: 'check' }).count()).toBe(0);
     // The server did the filtering.
     expect(apiRequests.some((r) => r.includes(`command_id=${command?.id}`))).toBe(true);
 

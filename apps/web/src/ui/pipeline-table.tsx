@@ -2,6 +2,7 @@ import type { Schemas } from '@pipewright/client';
 import { Link } from 'wouter';
 import { useProject } from '../api/project.js';
 import { StatusBadge } from './status.js';
+import { TableScroll } from './table-scroll.js';
 import { formatDuration, formatTime } from './time.js';
 
 interface PipelineTableProps {
@@ -15,7 +16,7 @@ interface PipelineTableProps {
 export function PipelineTable({ pipelines, caption, selected, onSelect }: PipelineTableProps) {
   const { path } = useProject();
   return (
-    <div className="table-scroll">
+    <TableScroll label={caption}>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -51,12 +52,12 @@ export function PipelineTable({ pipelines, caption, selected, onSelect }: Pipeli
               <td>
                 <StatusBadge status={pipeline.status} />
               </td>
-              <td>{formatTime(pipeline.creation_time)}</td>
+              <td className="time">{formatTime(pipeline.creation_time)}</td>
               <td>{formatDuration(pipeline.start_time, pipeline.end_time)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

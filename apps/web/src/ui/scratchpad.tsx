@@ -5,6 +5,7 @@ import { dataOf } from '../api/data.js';
 import { useProject } from '../api/project.js';
 import { ConfirmButton } from './confirm.js';
 import { ErrorNotice } from './notices.js';
+import { TableScroll } from './table-scroll.js';
 
 /** The scratchpad of a pipeline: its entries, a form to set one, and deleting them. */
 export function Scratchpad({ pipelineId }: { pipelineId: string }) {
@@ -39,7 +40,7 @@ export function Scratchpad({ pipelineId }: { pipelineId: string }) {
       {entries.error && <ErrorNotice error={entries.error} />}
       {entries.data && list.length === 0 && <p className="muted">The scratchpad is empty.</p>}
       {list.length > 0 && (
-        <div className="table-scroll">
+        <TableScroll label="Scratchpad entries">
           <table>
             <caption className="visually-hidden">Scratchpad entries</caption>
             <thead>
@@ -58,35 +59,38 @@ export function Scratchpad({ pipelineId }: { pipelineId: string }) {
                   <td>
                     <pre className="value">{entryValue}</pre>
                   </td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      onClick={() => {
-                        setKey(entryKey);
-                        setValue(entryValue);
-                      }}
-                    >
-                      Edit<span className="visually-hidden"> {entryKey}</span>
-                    </button>
-                    <ConfirmButton
-                      danger
-                      question={`Delete the entry ${entryKey}?`}
-                      confirmLabel="Delete"
-                      onConfirm={async () => {
-                        await client.DELETE('/pipelines/id/{id}/scratchpad/key/{key}', {
-                          params: { path: { id: pipelineId, key: entryKey } },
-                        });
-                        await refresh();
-                      }}
-                    >
-                      Delete<span className="visually-hidden"> {entryKey}</span>
-                    </ConfirmButton>
+                  <td>
+                    {/* A cell stays a cell: the row of buttons is inside it. */}
+                    <div className="actions">
+                      <button
+                        type="button"
+                        onClick={() => {
+                          setKey(entryKey);
+                          setValue(entryValue);
+                        }}
+                      >
+                        Edit<span className="visually-hidden"> {entryKey}</span>
+                      </button>
+                      <ConfirmButton
+                        danger
+                        question={`Delete the entry ${entryKey}?`}
+                        confirmLabel="Delete"
+                        onConfirm={async () => {
+                          await client.DELETE('/pipelines/id/{id}/scratchpad/key/{key}', {
+                            params: { path: { id: pipelineId, key: entryKey } },
+                          });
+                          await refresh();
+                        }}
+                      >
+                        Delete<span className="visually-hidden"> {entryKey}</span>
+                      </ConfirmButton>
+                    </div>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <form className="stack" onSubmit={(event) => void save(event)}>
         <label>

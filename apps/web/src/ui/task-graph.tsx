@@ -1,12 +1,11 @@
-import dagre from '@dagrejs/dagre';
 import type { Schemas } from '@pipewright/client';
 import { useMemo } from 'react';
 import { useLocation } from 'wouter';
+import { type GraphShape, NODE_HEIGHT, NODE_WIDTH } from './graph-shape.js';
+import { ErrorNotice } from './notices.js';
+import { useGraphLayout } from './use-graph-layout.js';
 
 type Task = Schemas['Task'];
-
-const NODE_WIDTH = 168;
-const NODE_HEIGHT = 46;
 
 /** The label of a task in the graph: its entry name, and its instance when the entry has several. */
 export function taskLabel(task: Task, tasks: Task[]): string {
@@ -14,34 +13,38 @@ export function taskLabel(task: Task, tasks: Task[]): string {
   return instances > 1 ? `${task.name} #${task.instance_id}` : task.name;
 }
 
+/** A node per task, and an arrow from each task to each task that waits for it (every instance). */
+function graphShape(tasks: Task[]): GraphShape {
+  const byName = new Map<string, string[]>();
+  for (const task of tasks) byName.set(task.name, [...(byName.get(task.name) ?? []), task.id]);
+  return {
+    nodes: tasks.map((task) => task.id),
+    edges: tasks.flatMap((task) =>
+      task.dependencies.flatMap((dependency) =>
+        (byName.get(dependency) ?? []).map((before): [string, string] => [before, task.id]),
+      ),
+    ),
+  };
+}
+
 /**
  * The tasks of a pipeline as a graph laid out left to right by dagre: an arrow from each task
  * to the tasks that wait for it, every instance of an entry a node of its own, coloured by
- * status (and the status written in it). Each node is a link to the task's page.
+ * status (and the status written in it). Each node is a link to the task's page. The layout is
+ * computed in a worker, once per shape: until it comes, the rest of the page is already shown.
  */
 export function TaskGraph({ tasks, taskPath }: { tasks: Task[]; taskPath: (id: string) => string }) {
   const [, navigate] = useLocation();
-  const layout = useMemo(() => {
-    const graph = new dagre.graphlib.Graph();
-    graph.setGraph({ rankdir: 'LR', nodesep: 14, ranksep: 48, marginx: 4, marginy: 4 });
-    graph.setDefaultEdgeLabel(() => ({}));
-    for (const task of tasks) graph.setNode(task.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-    for (const task of tasks) {
-      for (const dependency of task.dependencies) {
-        for (const before of tasks.filter((t) => t.name === dependency)) graph.setEdge(before.id, task.id);
-      }
-    }
-    dagre.layout(graph);
-    const size = graph.graph();
-    return {
-      width: Math.max(size.width ?? 0, NODE_WIDTH),
-      height: Math.max(size.height ?? 0, NODE_HEIGHT),
-      nodes: tasks.map((task) => ({ task, ...graph.node(task.id) })),
-      edges: graph
-        .edges()
-        .map((edge) => ({ key: `${edge.v}-${edge.w}`, points: graph.edge(edge).points ?? [] })),
-    };
-  }, [tasks]);
+  const shape = useMemo(() => graphShape(tasks), [tasks]);
+  const { data: layout, error } = useGraphLayout(shape);
+  if (error) return <ErrorNotice error={error} />;
+  if (!layout) {
+    return (
+      <p className="muted" role="status">
+        Laying out the graph of {tasks.length} tasks…
+      </p>
+    );
+  }
   return (
     <figure className="graph-scroll" aria-label="Task graph">
       <svg
@@ -66,13 +69,17 @@ export function TaskGraph({ tasks, taskPath }: { tasks: Task[]; taskPath: (id: s
         </defs>
         {layout.edges.map((edge) => (
           <polyline
-            key={edge.key}
+            key={`${edge.from}-${edge.to}`}
             className="edge"
             markerEnd="url(#arrow)"
-            points={edge.points.map((p: { x: number; y: number }) => `${p.x},${p.y}`).join(' ')}
+            points={edge.points.map((p) => `${p.x},${p.y}`).join(' ')}
           />
         ))}
-        {layout.nodes.map(({ task, x, y }) => {
+        {tasks.map((task) => {
+          // The layout is of these very tasks (a pipeline's tasks are made with it, never added).
+          const position = layout.nodes[task.id];
+          if (!position) return null;
+          const { x, y } = position;
           const href = taskPath(task.id);
           const label = taskLabel(task, tasks);
           const state = `${task.status}${task.retry > 0 ? ` · retry ${task.retry}` : ''}`;

@@ -6,6 +6,7 @@ import { useProject } from '../api/project.js';
 import { ConfirmButton } from '../ui/confirm.js';
 import { ErrorNotice, Loading } from '../ui/notices.js';
 import { PageTitle } from '../ui/page.js';
+import { TableScroll } from '../ui/table-scroll.js';
 import { formatTime } from '../ui/time.js';
 
 const CONNECTORS = ['custom', 'time', 'command'];
@@ -54,7 +55,7 @@ export function EventsPage() {
       {events.error && <ErrorNotice error={events.error} />}
       {!events.data && !events.error && <Loading what="events" />}
       {events.data && (
-        <div className="table-scroll">
+        <TableScroll label="Events">
           <table>
             <caption>{events.data.length} newest events</caption>
             <thead>
@@ -73,13 +74,13 @@ export function EventsPage() {
                     </Link>
                     <div className="muted small mono">{event.id}</div>
                   </td>
-                  <td>{formatTime(event.event_time)}</td>
+                  <td className="time">{formatTime(event.event_time)}</td>
                   <td className="mono small">{event.original_event_id ?? ''}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {events.data && events.data.length >= limit && (
         <button type="button" onClick={() => setLimit(limit + 100)}>

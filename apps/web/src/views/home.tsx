@@ -7,6 +7,7 @@ import { ErrorNotice, Loading } from '../ui/notices.js';
 import { PageTitle } from '../ui/page.js';
 import { PipelineTable } from '../ui/pipeline-table.js';
 import { STATUSES, StatusBadge } from '../ui/status.js';
+import { TableScroll } from '../ui/table-scroll.js';
 
 const DAYS = 7;
 /** The home page counts at most this many recent pipelines: enough to see a trend, bounded. */
@@ -74,6 +75,8 @@ export function HomePage() {
 
 interface Day {
   date: string;
+  /** The day as shown: no year, which a week never needs, so that the table fits a phone. */
+  label: string;
   counts: Record<Schemas['PipelineStatus'], number>;
 }
 
@@ -89,6 +92,7 @@ async function recentDays(newestFirst: Promise<Pipeline[]>) {
     date.setDate(since.getDate() + DAYS - 1 - i);
     days.push({
       date: date.toDateString(),
+      label: date.toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' }),
       counts: { failed: 0, started: 0, created: 0, aborted: 0, successful: 0 },
     });
   }
@@ -105,7 +109,7 @@ async function recentDays(newestFirst: Promise<Pipeline[]>) {
 
 function DaysTable({ days, truncated }: { days: Day[]; truncated: boolean }) {
   return (
-    <div className="table-scroll">
+    <TableScroll label="Pipelines by day">
       <table className="days">
         <caption>
           Pipelines created each day, by status{truncated ? ` (the last ${COUNTED} only)` : ''}
@@ -123,7 +127,7 @@ function DaysTable({ days, truncated }: { days: Day[]; truncated: boolean }) {
         <tbody>
           {days.map((day) => (
             <tr key={day.date}>
-              <th scope="row">{day.date}</th>
+              <th scope="row">{day.label}</th>
               {STATUSES.map((status) => (
                 <td key={status} className="number">
                   {day.counts[status]}
@@ -133,6 +137,6 @@ function DaysTable({ days, truncated }: { days: Day[]; truncated: boolean }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -7,6 +7,7 @@ import { ConfirmButton } from '../ui/confirm.js';
 import { NewKey } from '../ui/new-key.js';
 import { ErrorNotice, Loading } from '../ui/notices.js';
 import { PageTitle } from '../ui/page.js';
+import { TableScroll } from '../ui/table-scroll.js';
 import { formatTime } from '../ui/time.js';
 
 type Account = Schemas['Account'];
@@ -61,7 +62,7 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
     await queries.invalidateQueries({ queryKey: ['accounts'] });
   };
   return (
-    <div className="table-scroll">
+    <TableScroll label="Accounts of the organization">
       <table>
         <caption className="visually-hidden">Accounts of the organization</caption>
         <thead>
@@ -85,13 +86,13 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
               <td>{a.name ?? ''}</td>
               <td>{a.role}</td>
               <td>{a.disabled ? 'disabled' : 'active'}</td>
-              <td>{formatTime(a.last_login_time)}</td>
+              <td className="time">{formatTime(a.last_login_time)}</td>
               {admin && (
                 <td>
                   {a.id !== me.id &&
                     (a.disabled ? (
                       <button type="button" onClick={() => void setDisabled(a, false)}>
-                        Enable {a.email_address}
+                        Enable<span className="visually-hidden"> {a.email_address}</span>
                       </button>
                     ) : (
                       <ConfirmButton
@@ -100,7 +101,7 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
                         danger
                         onConfirm={() => setDisabled(a, true)}
                       >
-                        Disable {a.email_address}
+                        Disable<span className="visually-hidden"> {a.email_address}</span>
                       </ConfirmButton>
                     ))}
                 </td>
@@ -109,7 +110,7 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
@@ -228,7 +229,7 @@ function ApiKeys({ accounts }: { accounts: Account[] }) {
       {keys.error && <ErrorNotice error={keys.error} />}
       {!keys.data && !keys.error && <Loading what="API keys" />}
       {keys.data && (
-        <div className="table-scroll">
+        <TableScroll label={admin ? 'API keys of the organization' : 'Your API keys'}>
           <table>
             <caption className="visually-hidden">
               {admin ? 'API keys of the organization' : 'Your API keys'}
@@ -253,7 +254,7 @@ function ApiKeys({ accounts }: { accounts: Account[] }) {
                   </td>
                   <td>{key.name ?? ''}</td>
                   {admin && <td>{emailOf(key.account_id)}</td>}
-                  <td>{formatTime(key.creation_time)}</td>
+                  <td className="time">{formatTime(key.creation_time)}</td>
                   <td>{key.revoked ? `revoked ${formatTime(key.revocation_time)}` : 'active'}</td>
                   <td>
                     {!key.revoked && (
@@ -263,7 +264,7 @@ function ApiKeys({ accounts }: { accounts: Account[] }) {
                         danger
                         onConfirm={() => revoke(key)}
                       >
-                        Revoke {key.name ?? key.id}
+                        Revoke<span className="visually-hidden"> {key.name ?? key.id}</span>
                       </ConfirmButton>
                     )}
                   </td>
@@ -271,7 +272,7 @@ function ApiKeys({ accounts }: { accounts: Account[] }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </>
   );

@@ -1,5 +1,6 @@
 import type { Schemas } from '@pipewright/client';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { Link } from 'wouter';
 import { dataOf, firstElements } from '../api/data.js';
 import { useLiveQuery } from '../api/live.js';
@@ -12,6 +13,7 @@ import { isActive, StatusBadge } from '../ui/status.js';
 import { TaskGraph, taskLabel } from '../ui/task-graph.js';
 import { formatDuration, formatTime } from '../ui/time.js';
 import { Timeline } from '../ui/timeline.js';
+import { prepareGraphLayout } from '../ui/use-graph-layout.js';
 
 /** Tasks of one pipeline the page shows at most (a pipeline has a few hundred at the very most). */
 const MAX_TASKS = 2000;
@@ -19,6 +21,8 @@ const MAX_TASKS = 2000;
 export function PipelinePage({ id }: { id: string }) {
   const { project, client, path } = useProject();
   const queries = useQueryClient();
+  // The graph's layout worker loads while the tasks are on their way.
+  useEffect(prepareGraphLayout, []);
   const pipeline = useLiveQuery({
     queryKey: ['pipeline', id],
     queryFn: () => dataOf(client.GET('/pipelines/id/{id}', { params: { path: { id } } })),
