@@ -52,16 +52,16 @@ func (a *APIKeysApiService) CreateApiKey(ctx _context.Context) apiCreateApiKeyRe
 
 /*
 Execute executes the request
- @return NewApiKey
+ @return CreatedApiKey
 */
-func (r apiCreateApiKeyRequest) Execute() (NewApiKey, *_nethttp.Response, error) {
+func (r apiCreateApiKeyRequest) Execute() (CreatedApiKey, *_nethttp.Response, error) {
 	var (
 		localVarHTTPMethod   = _nethttp.MethodPost
 		localVarPostBody     interface{}
 		localVarFormFileName string
 		localVarFileName     string
 		localVarFileBytes    []byte
-		localVarReturnValue  NewApiKey
+		localVarReturnValue  CreatedApiKey
 	)
 
 	localBasePath, err := r.apiService.client.cfg.ServerURLWithContext(r.ctx, "APIKeysApiService.CreateApiKey")

@@ -55,6 +55,8 @@ from pipewright_client.models.command_execution_page import CommandExecutionPage
 from pipewright_client.models.command_invocation import CommandInvocation
 from pipewright_client.models.command_parameter import CommandParameter
 from pipewright_client.models.command_spec import CommandSpec
+from pipewright_client.models.created_api_key import CreatedApiKey
+from pipewright_client.models.created_api_key_all_of import CreatedApiKeyAllOf
 from pipewright_client.models.cursor import Cursor
 from pipewright_client.models.custom_event import CustomEvent
 from pipewright_client.models.daily_schedule import DailySchedule
@@ -70,8 +72,6 @@ from pipewright_client.models.identity_kind import IdentityKind
 from pipewright_client.models.identity_page import IdentityPage
 from pipewright_client.models.identity_spec import IdentitySpec
 from pipewright_client.models.jsv_error import JsvError
-from pipewright_client.models.new_api_key import NewApiKey
-from pipewright_client.models.new_api_key_all_of import NewApiKeyAllOf
 from pipewright_client.models.notification_attempt import NotificationAttempt
 from pipewright_client.models.notification_delivery import NotificationDelivery
 from pipewright_client.models.notification_delivery_email import NotificationDeliveryEmail

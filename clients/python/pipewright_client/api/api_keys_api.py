@@ -54,7 +54,7 @@ class APIKeysApi(object):
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
                                  (connection, read) timeouts.
-        :return: NewApiKey
+        :return: CreatedApiKey
                  If the method is called asynchronously,
                  returns the request thread.
         """
@@ -81,7 +81,7 @@ class APIKeysApi(object):
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
                                  (connection, read) timeouts.
-        :return: tuple(NewApiKey, status_code(int), headers(HTTPHeaderDict))
+        :return: tuple(CreatedApiKey, status_code(int), headers(HTTPHeaderDict))
                  If the method is called asynchronously,
                  returns the request thread.
         """
@@ -146,7 +146,7 @@ class APIKeysApi(object):
             body=body_params,
             post_params=form_params,
             files=local_var_files,
-            response_type='NewApiKey',  # noqa: E501
+            response_type='CreatedApiKey',  # noqa: E501
             auth_settings=auth_settings,
             async_req=local_var_params.get('async_req'),
             _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501

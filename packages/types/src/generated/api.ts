@@ -1725,7 +1725,7 @@ export interface components {
          *       "key": "pwk_2Fx0aK3mPq7rSt1uVw5xYz9bCd2_q3Vn8sJd4vBn1HpZeK7tLq2mXr9sJd4vBn1HpZeK7tL"
          *     }
          */
-        NewApiKey: components["schemas"]["ApiKey"] & {
+        CreatedApiKey: components["schemas"]["ApiKey"] & {
             /** @description The API key, to send as `Authorization: Bearer <key>`. */
             key: string;
         };
@@ -5169,7 +5169,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NewApiKey"];
+                    "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
             400: components["responses"]["BadRequest"];

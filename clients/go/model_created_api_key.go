@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// NewApiKey An API key just created, with the key itself in `key`: the only time the server shows it. Store it now; a lost key cannot be shown again, only revoked and replaced.
-type NewApiKey struct {
+// CreatedApiKey An API key just created, with the key itself in `key`: the only time the server shows it. Store it now; a lost key cannot be shown again, only revoked and replaced.
+type CreatedApiKey struct {
 	// Identifier of an object: a KSUID, 27 base62 characters whose leading part encodes the creation time, so identifiers sort roughly by creation. Treat it as opaque and compare it as a whole.
 	Id string `json:"id"`
 	// Identifier of an object: a KSUID, 27 base62 characters whose leading part encodes the creation time, so identifiers sort roughly by creation. Treat it as opaque and compare it as a whole.
@@ -34,12 +34,12 @@ type NewApiKey struct {
 	Key string `json:"key"`
 }
 
-// NewNewApiKey instantiates a new NewApiKey object
+// NewCreatedApiKey instantiates a new CreatedApiKey object
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewNewApiKey(id string, orgId string, accountId string, creationTime time.Time, revoked bool, key string, ) *NewApiKey {
-	this := NewApiKey{}
+func NewCreatedApiKey(id string, orgId string, accountId string, creationTime time.Time, revoked bool, key string, ) *CreatedApiKey {
+	this := CreatedApiKey{}
 	this.Id = id
 	this.OrgId = orgId
 	this.AccountId = accountId
@@ -49,16 +49,16 @@ func NewNewApiKey(id string, orgId string, accountId string, creationTime time.T
 	return &this
 }
 
-// NewNewApiKeyWithDefaults instantiates a new NewApiKey object
+// NewCreatedApiKeyWithDefaults instantiates a new CreatedApiKey object
 // This constructor will only assign default values to properties that have it defined,
 // but it doesn't guarantee that properties required by API are set
-func NewNewApiKeyWithDefaults() *NewApiKey {
-	this := NewApiKey{}
+func NewCreatedApiKeyWithDefaults() *CreatedApiKey {
+	this := CreatedApiKey{}
 	return &this
 }
 
 // GetId returns the Id field value
-func (o *NewApiKey) GetId() string {
+func (o *CreatedApiKey) GetId() string {
 	if o == nil  {
 		var ret string
 		return ret
@@ -69,7 +69,7 @@ func (o *NewApiKey) GetId() string {
 
 // GetIdOk returns a tuple with the Id field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetIdOk() (*string, bool) {
+func (o *CreatedApiKey) GetIdOk() (*string, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -77,12 +77,12 @@ func (o *NewApiKey) GetIdOk() (*string, bool) {
 }
 
 // SetId sets field value
-func (o *NewApiKey) SetId(v string) {
+func (o *CreatedApiKey) SetId(v string) {
 	o.Id = v
 }
 
 // GetOrgId returns the OrgId field value
-func (o *NewApiKey) GetOrgId() string {
+func (o *CreatedApiKey) GetOrgId() string {
 	if o == nil  {
 		var ret string
 		return ret
@@ -93,7 +93,7 @@ func (o *NewApiKey) GetOrgId() string {
 
 // GetOrgIdOk returns a tuple with the OrgId field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetOrgIdOk() (*string, bool) {
+func (o *CreatedApiKey) GetOrgIdOk() (*string, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -101,12 +101,12 @@ func (o *NewApiKey) GetOrgIdOk() (*string, bool) {
 }
 
 // SetOrgId sets field value
-func (o *NewApiKey) SetOrgId(v string) {
+func (o *CreatedApiKey) SetOrgId(v string) {
 	o.OrgId = v
 }
 
 // GetAccountId returns the AccountId field value
-func (o *NewApiKey) GetAccountId() string {
+func (o *CreatedApiKey) GetAccountId() string {
 	if o == nil  {
 		var ret string
 		return ret
@@ -117,7 +117,7 @@ func (o *NewApiKey) GetAccountId() string {
 
 // GetAccountIdOk returns a tuple with the AccountId field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetAccountIdOk() (*string, bool) {
+func (o *CreatedApiKey) GetAccountIdOk() (*string, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -125,12 +125,12 @@ func (o *NewApiKey) GetAccountIdOk() (*string, bool) {
 }
 
 // SetAccountId sets field value
-func (o *NewApiKey) SetAccountId(v string) {
+func (o *CreatedApiKey) SetAccountId(v string) {
 	o.AccountId = v
 }
 
 // GetName returns the Name field value if set, zero value otherwise.
-func (o *NewApiKey) GetName() string {
+func (o *CreatedApiKey) GetName() string {
 	if o == nil || o.Name == nil {
 		var ret string
 		return ret
@@ -140,7 +140,7 @@ func (o *NewApiKey) GetName() string {
 
 // GetNameOk returns a tuple with the Name field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetNameOk() (*string, bool) {
+func (o *CreatedApiKey) GetNameOk() (*string, bool) {
 	if o == nil || o.Name == nil {
 		return nil, false
 	}
@@ -148,7 +148,7 @@ func (o *NewApiKey) GetNameOk() (*string, bool) {
 }
 
 // HasName returns a boolean if a field has been set.
-func (o *NewApiKey) HasName() bool {
+func (o *CreatedApiKey) HasName() bool {
 	if o != nil && o.Name != nil {
 		return true
 	}
@@ -157,12 +157,12 @@ func (o *NewApiKey) HasName() bool {
 }
 
 // SetName gets a reference to the given string and assigns it to the Name field.
-func (o *NewApiKey) SetName(v string) {
+func (o *CreatedApiKey) SetName(v string) {
 	o.Name = &v
 }
 
 // GetCreationTime returns the CreationTime field value
-func (o *NewApiKey) GetCreationTime() time.Time {
+func (o *CreatedApiKey) GetCreationTime() time.Time {
 	if o == nil  {
 		var ret time.Time
 		return ret
@@ -173,7 +173,7 @@ func (o *NewApiKey) GetCreationTime() time.Time {
 
 // GetCreationTimeOk returns a tuple with the CreationTime field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetCreationTimeOk() (*time.Time, bool) {
+func (o *CreatedApiKey) GetCreationTimeOk() (*time.Time, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -181,12 +181,12 @@ func (o *NewApiKey) GetCreationTimeOk() (*time.Time, bool) {
 }
 
 // SetCreationTime sets field value
-func (o *NewApiKey) SetCreationTime(v time.Time) {
+func (o *CreatedApiKey) SetCreationTime(v time.Time) {
 	o.CreationTime = v
 }
 
 // GetRevoked returns the Revoked field value
-func (o *NewApiKey) GetRevoked() bool {
+func (o *CreatedApiKey) GetRevoked() bool {
 	if o == nil  {
 		var ret bool
 		return ret
@@ -197,7 +197,7 @@ func (o *NewApiKey) GetRevoked() bool {
 
 // GetRevokedOk returns a tuple with the Revoked field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetRevokedOk() (*bool, bool) {
+func (o *CreatedApiKey) GetRevokedOk() (*bool, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -205,12 +205,12 @@ func (o *NewApiKey) GetRevokedOk() (*bool, bool) {
 }
 
 // SetRevoked sets field value
-func (o *NewApiKey) SetRevoked(v bool) {
+func (o *CreatedApiKey) SetRevoked(v bool) {
 	o.Revoked = v
 }
 
 // GetRevocationTime returns the RevocationTime field value if set, zero value otherwise.
-func (o *NewApiKey) GetRevocationTime() time.Time {
+func (o *CreatedApiKey) GetRevocationTime() time.Time {
 	if o == nil || o.RevocationTime == nil {
 		var ret time.Time
 		return ret
@@ -220,7 +220,7 @@ func (o *NewApiKey) GetRevocationTime() time.Time {
 
 // GetRevocationTimeOk returns a tuple with the RevocationTime field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetRevocationTimeOk() (*time.Time, bool) {
+func (o *CreatedApiKey) GetRevocationTimeOk() (*time.Time, bool) {
 	if o == nil || o.RevocationTime == nil {
 		return nil, false
 	}
@@ -228,7 +228,7 @@ func (o *NewApiKey) GetRevocationTimeOk() (*time.Time, bool) {
 }
 
 // HasRevocationTime returns a boolean if a field has been set.
-func (o *NewApiKey) HasRevocationTime() bool {
+func (o *CreatedApiKey) HasRevocationTime() bool {
 	if o != nil && o.RevocationTime != nil {
 		return true
 	}
@@ -237,12 +237,12 @@ func (o *NewApiKey) HasRevocationTime() bool {
 }
 
 // SetRevocationTime gets a reference to the given time.Time and assigns it to the RevocationTime field.
-func (o *NewApiKey) SetRevocationTime(v time.Time) {
+func (o *CreatedApiKey) SetRevocationTime(v time.Time) {
 	o.RevocationTime = &v
 }
 
 // GetKey returns the Key field value
-func (o *NewApiKey) GetKey() string {
+func (o *CreatedApiKey) GetKey() string {
 	if o == nil  {
 		var ret string
 		return ret
@@ -253,7 +253,7 @@ func (o *NewApiKey) GetKey() string {
 
 // GetKeyOk returns a tuple with the Key field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKey) GetKeyOk() (*string, bool) {
+func (o *CreatedApiKey) GetKeyOk() (*string, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -261,11 +261,11 @@ func (o *NewApiKey) GetKeyOk() (*string, bool) {
 }
 
 // SetKey sets field value
-func (o *NewApiKey) SetKey(v string) {
+func (o *CreatedApiKey) SetKey(v string) {
 	o.Key = v
 }
 
-func (o NewApiKey) MarshalJSON() ([]byte, error) {
+func (o CreatedApiKey) MarshalJSON() ([]byte, error) {
 	toSerialize := map[string]interface{}{}
 	if true {
 		toSerialize["id"] = o.Id
@@ -294,38 +294,38 @@ func (o NewApiKey) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toSerialize)
 }
 
-type NullableNewApiKey struct {
-	value *NewApiKey
+type NullableCreatedApiKey struct {
+	value *CreatedApiKey
 	isSet bool
 }
 
-func (v NullableNewApiKey) Get() *NewApiKey {
+func (v NullableCreatedApiKey) Get() *CreatedApiKey {
 	return v.value
 }
 
-func (v *NullableNewApiKey) Set(val *NewApiKey) {
+func (v *NullableCreatedApiKey) Set(val *CreatedApiKey) {
 	v.value = val
 	v.isSet = true
 }
 
-func (v NullableNewApiKey) IsSet() bool {
+func (v NullableCreatedApiKey) IsSet() bool {
 	return v.isSet
 }
 
-func (v *NullableNewApiKey) Unset() {
+func (v *NullableCreatedApiKey) Unset() {
 	v.value = nil
 	v.isSet = false
 }
 
-func NewNullableNewApiKey(val *NewApiKey) *NullableNewApiKey {
-	return &NullableNewApiKey{value: val, isSet: true}
+func NewNullableCreatedApiKey(val *CreatedApiKey) *NullableCreatedApiKey {
+	return &NullableCreatedApiKey{value: val, isSet: true}
 }
 
-func (v NullableNewApiKey) MarshalJSON() ([]byte, error) {
+func (v NullableCreatedApiKey) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.value)
 }
 
-func (v *NullableNewApiKey) UnmarshalJSON(src []byte) error {
+func (v *NullableCreatedApiKey) UnmarshalJSON(src []byte) error {
 	v.isSet = true
 	return json.Unmarshal(src, &v.value)
 }

@@ -13,32 +13,32 @@ import (
 	"encoding/json"
 )
 
-// NewApiKeyAllOf struct for NewApiKeyAllOf
-type NewApiKeyAllOf struct {
+// CreatedApiKeyAllOf struct for CreatedApiKeyAllOf
+type CreatedApiKeyAllOf struct {
 	// The API key, to send as `Authorization: Bearer <key>`.
 	Key string `json:"key"`
 }
 
-// NewNewApiKeyAllOf instantiates a new NewApiKeyAllOf object
+// NewCreatedApiKeyAllOf instantiates a new CreatedApiKeyAllOf object
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewNewApiKeyAllOf(key string, ) *NewApiKeyAllOf {
-	this := NewApiKeyAllOf{}
+func NewCreatedApiKeyAllOf(key string, ) *CreatedApiKeyAllOf {
+	this := CreatedApiKeyAllOf{}
 	this.Key = key
 	return &this
 }
 
-// NewNewApiKeyAllOfWithDefaults instantiates a new NewApiKeyAllOf object
+// NewCreatedApiKeyAllOfWithDefaults instantiates a new CreatedApiKeyAllOf object
 // This constructor will only assign default values to properties that have it defined,
 // but it doesn't guarantee that properties required by API are set
-func NewNewApiKeyAllOfWithDefaults() *NewApiKeyAllOf {
-	this := NewApiKeyAllOf{}
+func NewCreatedApiKeyAllOfWithDefaults() *CreatedApiKeyAllOf {
+	this := CreatedApiKeyAllOf{}
 	return &this
 }
 
 // GetKey returns the Key field value
-func (o *NewApiKeyAllOf) GetKey() string {
+func (o *CreatedApiKeyAllOf) GetKey() string {
 	if o == nil  {
 		var ret string
 		return ret
@@ -49,7 +49,7 @@ func (o *NewApiKeyAllOf) GetKey() string {
 
 // GetKeyOk returns a tuple with the Key field value
 // and a boolean to check if the value has been set.
-func (o *NewApiKeyAllOf) GetKeyOk() (*string, bool) {
+func (o *CreatedApiKeyAllOf) GetKeyOk() (*string, bool) {
 	if o == nil  {
 		return nil, false
 	}
@@ -57,11 +57,11 @@ func (o *NewApiKeyAllOf) GetKeyOk() (*string, bool) {
 }
 
 // SetKey sets field value
-func (o *NewApiKeyAllOf) SetKey(v string) {
+func (o *CreatedApiKeyAllOf) SetKey(v string) {
 	o.Key = v
 }
 
-func (o NewApiKeyAllOf) MarshalJSON() ([]byte, error) {
+func (o CreatedApiKeyAllOf) MarshalJSON() ([]byte, error) {
 	toSerialize := map[string]interface{}{}
 	if true {
 		toSerialize["key"] = o.Key
@@ -69,38 +69,38 @@ func (o NewApiKeyAllOf) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toSerialize)
 }
 
-type NullableNewApiKeyAllOf struct {
-	value *NewApiKeyAllOf
+type NullableCreatedApiKeyAllOf struct {
+	value *CreatedApiKeyAllOf
 	isSet bool
 }
 
-func (v NullableNewApiKeyAllOf) Get() *NewApiKeyAllOf {
+func (v NullableCreatedApiKeyAllOf) Get() *CreatedApiKeyAllOf {
 	return v.value
 }
 
-func (v *NullableNewApiKeyAllOf) Set(val *NewApiKeyAllOf) {
+func (v *NullableCreatedApiKeyAllOf) Set(val *CreatedApiKeyAllOf) {
 	v.value = val
 	v.isSet = true
 }
 
-func (v NullableNewApiKeyAllOf) IsSet() bool {
+func (v NullableCreatedApiKeyAllOf) IsSet() bool {
 	return v.isSet
 }
 
-func (v *NullableNewApiKeyAllOf) Unset() {
+func (v *NullableCreatedApiKeyAllOf) Unset() {
 	v.value = nil
 	v.isSet = false
 }
 
-func NewNullableNewApiKeyAllOf(val *NewApiKeyAllOf) *NullableNewApiKeyAllOf {
-	return &NullableNewApiKeyAllOf{value: val, isSet: true}
+func NewNullableCreatedApiKeyAllOf(val *CreatedApiKeyAllOf) *NullableCreatedApiKeyAllOf {
+	return &NullableCreatedApiKeyAllOf{value: val, isSet: true}
 }
 
-func (v NullableNewApiKeyAllOf) MarshalJSON() ([]byte, error) {
+func (v NullableCreatedApiKeyAllOf) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.value)
 }
 
-func (v *NullableNewApiKeyAllOf) UnmarshalJSON(src []byte) error {
+func (v *NullableCreatedApiKeyAllOf) UnmarshalJSON(src []byte) error {
 	v.isSet = true
 	return json.Unmarshal(src, &v.value)
 }
