@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_SEARCH_PATH, takeExclusiveLock, treeRemovalArgv } from '@pipewright/server';
+import { DEFAULT_SEARCH_PATH, removeTreeSync, takeExclusiveLock } from '@pipewright/server';
 
 const DATABASE_FILE = 'pipewright.db';
 const SERVER_LOCK_FILE = 'server.lock';
@@ -117,7 +117,7 @@ export interface WorkRoot {
 }
 
 /**
- * Where the scheduler makes each attempt's directory, emptied: what is there was left by a
+ * Where the runner makes each attempt's directory, emptied: what is there was left by a
  * crash, and the tasks it belonged to are retried afresh. The data directory's `work/`, unless
  * task users could not reach it there (a parent directory others may not enter, such as a
  * 0700 home): then a directory of the temp directory, named after the data directory.
@@ -130,10 +130,7 @@ export function prepareWorkRoot(dataDir: string, forTaskUsers: boolean, selfSign
   const inside = !forTaskUsers || enterableByOthers(dirname(dataDir));
   const dir = inside ? join(dataDir, 'work') : outsideWorkRoot(dataDir);
   // With task users, a crashed server's tasks may still change the tree (they are swept later).
-  if (forTaskUsers) {
-    const [rm = '', ...args] = treeRemovalArgv(dir);
-    execFileSync(rm, args);
-  } else rmSync(dir, { recursive: true, force: true });
+  removeTreeSync(dir, forTaskUsers);
   const mode = forTaskUsers ? 0o711 : 0o700;
   // Fails if someone made it again meanwhile: the server does not start on a directory it did not make.
   mkdirSync(dir, { mode });

@@ -6,13 +6,13 @@ import {
   createApp,
   createJsonLogger,
   createNotifier,
+  createRunner,
   createScheduler,
   createSecretBox,
   createServices,
   createTicker,
   type Logger,
   openStore,
-  runSteps,
   type Scheduler,
 } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
@@ -55,22 +55,25 @@ export async function serve(config: ServeConfig): Promise<void> {
   );
   // Steps call `pipewright` by its name: the server's own, first on their PATH.
   const taskBinDir = placeTaskCli(workRoot.dir, taskUsers !== undefined, logger);
+  const runner = createRunner({
+    workRoot: workRoot.dir,
+    maxRunningTasks: config.maxRunningTasks,
+    graceMs: config.abortGraceMs,
+    outputLimitBytes: config.stepOutputLimitBytes,
+    taskUsers: taskUsers?.range,
+    container: {
+      engine: chooseContainerEngine(config, process.env, logger),
+      instance: containerInstance(config.dataDir),
+    },
+  });
   const scheduler = createScheduler(
     workStore,
-    runSteps,
+    runner,
     {
       maxRunningTasks: config.maxRunningTasks,
-      graceMs: config.abortGraceMs,
-      outputLimitBytes: config.stepOutputLimitBytes,
       defaultTaskTimeoutSeconds: config.taskTimeoutSeconds,
-      workRoot: workRoot.dir,
       taskBinDir,
-      taskUsers: taskUsers?.range,
       secrets,
-      container: {
-        engine: chooseContainerEngine(config, process.env, logger),
-        instance: containerInstance(config.dataDir),
-      },
     },
     logger,
   );

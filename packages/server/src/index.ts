@@ -12,12 +12,15 @@ export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './lo
 export {
   type ContainerEngine,
   type ContainerEngineName,
+  createRunner,
   DEFAULT_SEARCH_PATH,
   findEngine,
-  runSteps,
+  type Runner,
+  type RunnerOptions,
+  removeTreeSync,
+  taskUsersProblem,
+  type UidRange,
 } from './runner/index.js';
-export { taskUsersProblem, type UidRange } from './runner/task-users.js';
-export { treeRemovalArgv } from './runner/tree-removal.js';
 export {
   createNotifier,
   type Notifier,
@@ -37,7 +40,6 @@ export {
   type SchedulerOptions,
   type ServerAccess,
 } from './scheduler/scheduler.js';
-export { createTicker, type Ticker, type TickerOptions } from './scheduler/ticks.js';
 export {
   createProvisioningService,
   createServices,
@@ -46,6 +48,7 @@ export {
   type Services,
   type WorkNotifier,
 } from './services/index.js';
+export { createTicker, type Ticker, type TickerOptions } from './sources/time-ticker.js';
 export {
   type Durability,
   type ExclusiveLock,

@@ -1,26 +1,31 @@
 /**
- * The runner: runs the steps of one task instance as processes and reports through a sink. It knows
- * neither HTTP nor SQL.
+ * The runner: the place where the steps of tasks run as processes (see Runner), reporting through
+ * a sink. It knows neither HTTP nor SQL. Nothing outside this folder imports its other modules.
  */
 export {
   CONTAINER_PATHS,
   type ContainerEngine,
   type ContainerEngineName,
-  type ContainerRequest,
-  containerCommand,
-  containerLabels,
   findEngine,
 } from './container.js';
-export { removeStaleContainers } from './container-removal.js';
 export { DEFAULT_SEARCH_PATH } from './executable.js';
-export { runSteps } from './run-steps.js';
+export type { RecordedGroupStop } from './process-identity.js';
+export {
+  type AttemptRun,
+  createRunner,
+  type PreparedAttempt,
+  type Runner,
+  type RunnerEvents,
+  type RunnerOptions,
+} from './runner.js';
+export { type TaskUser, taskUsersProblem, type UidRange } from './task-users.js';
+export { removeTreeSync } from './tree-removal.js';
 export type {
-  ContainerContext,
   ContainerRuntime,
   RunOutcome,
-  RunRequest,
   RunSink,
   Runtime,
   Step,
   StepResult,
+  TaskTimeout,
 } from './types.js';

@@ -12,18 +12,13 @@ export function processIdentity(pid: number): string | undefined {
   return boot === undefined || start === undefined ? undefined : `${boot}/${start}`;
 }
 
-let cachedBootId: string | undefined;
-
-/** This boot's id: a new one after each reboot. */
+/** This boot's id: a new one after each reboot. Read each time: it is asked only after a crash. */
 export function bootId(): string | undefined {
-  if (cachedBootId === undefined) {
-    try {
-      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
-    } catch {
-      return undefined;
-    }
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+  } catch {
+    return undefined;
   }
-  return cachedBootId;
 }
 
 /** A file of /proc/<pid>/, undefined when the process is gone (or /proc unreadable). */
@@ -60,4 +55,21 @@ export function isRecordedGroup(
 ): boolean {
   if (recorded === undefined || leaderNow === undefined) return false;
   return recorded.split('/')[0] === currentBootId && leaderNow === recorded;
+}
+
+/** What stopRecordedGroup did. */
+export type RecordedGroupStop = 'stopped' | 'spared' | 'gone';
+
+/**
+ * Kills a process group recorded as running by a server that died, only while it is still that
+ * group (isRecordedGroup): 'spared' when it may not be, 'gone' when it had ended meanwhile.
+ */
+export function stopRecordedGroup(group: number, identity: string | undefined): RecordedGroupStop {
+  if (!isRecordedGroup(identity, processIdentity(group), bootId())) return 'spared';
+  try {
+    process.kill(-group, 'SIGKILL');
+    return 'stopped';
+  } catch {
+    return 'gone';
+  }
 }

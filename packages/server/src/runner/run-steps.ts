@@ -12,8 +12,9 @@ import {
 import { removeContainer } from './container-removal.js';
 import { DEFAULT_SEARCH_PATH, findExecutable, isExecutableFile } from './executable.js';
 import { OutputCapture } from './output.js';
-import { errorMessage, type ProcessEnd, runProcess } from './process.js';
+import { errorMessage, type ProcessEnd } from './process.js';
 import { removeScript, scriptArgv, shebangInterpreter, writeScript } from './script.js';
+import type { Spawner } from './spawner.js';
 import type { TaskUser } from './task-users.js';
 import { passedTimeout, withTimeout } from './timeouts.js';
 import type { ContainerRuntime, RunOutcome, RunRequest, Step, StepResult, TaskTimeout } from './types.js';
@@ -35,15 +36,15 @@ type Launch =
  * Runs the steps in order; the first that does not succeed ends the run, and later steps are neither
  * started nor reported. A step whose turn comes after the abort is not reported either. A timeout
  * that passes stops the running step as an abort does (the step after it, if it passed between
- * two), and the run times out.
+ * two), and the run times out. The steps' processes run through `spawner`.
  */
-export async function runSteps(request: RunRequest): Promise<RunOutcome> {
+export async function runSteps(spawner: Spawner, request: RunRequest): Promise<RunOutcome> {
   const searchPath = request.environment.PATH ?? DEFAULT_SEARCH_PATH;
   const run = withTimeout(request.signal, request.timeout?.seconds, timeoutName(request.timeout));
   try {
     for (const [index, step] of request.steps.entries()) {
       if (request.signal.aborted) return { outcome: 'aborted' };
-      const result = await runStep(request, run.signal, step, index, searchPath);
+      const result = await runStep(spawner, request, run.signal, step, index, searchPath);
       if (result.outcome === 'aborted') return { outcome: 'aborted' };
       if (result.outcome !== 'succeeded') {
         const outcome = result.outcome === 'timed_out' ? 'timed_out' : 'failed';
@@ -63,6 +64,7 @@ function timeoutName(timeout: TaskTimeout | undefined): string {
 
 /** `runSignal` is the request's signal, aborted also when the task's timeout passes. */
 async function runStep(
+  spawner: Spawner,
   request: RunRequest,
   runSignal: AbortSignal,
   step: Step,
@@ -85,7 +87,7 @@ async function runStep(
       // Aborted, or out of time, while the step was being prepared.
       result = timedOut({ outcome: 'aborted', outputTruncated: false }, signal);
     } else {
-      const end = await runProcess({
+      const end = await spawner.run({
         argv: launch.argv,
         environment: launch.environment,
         cwd: request.workDir,
@@ -97,8 +99,8 @@ async function runStep(
         onSpawn: (pid, identity) => sink.processStarted?.(index, pid, identity),
       });
       if (launch.container && leftContainer(end)) {
-        await removeContainer(launch.container.engine, launch.container.name).catch((error: unknown) =>
-          output.write(Buffer.from(`\npipewright: ${errorMessage(error)}\n`)),
+        await removeContainer(spawner, launch.container.engine, launch.container.name).catch(
+          (error: unknown) => output.write(Buffer.from(`\npipewright: ${errorMessage(error)}\n`)),
         );
       }
       output.end();

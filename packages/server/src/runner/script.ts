@@ -26,7 +26,7 @@ export function shebangInterpreter(code: string): string | undefined {
  * Writes the script into `scriptDir` (which the steps cannot write to), executable by its owner
  * only (the task user, when there is one), and returns its absolute path. The file is made anew
  * ('wx' fails on anything already there, a link included). Synchronous, as the attempt's
- * directories are made (scheduler/attempt-directories.ts): a few calls on the server's own work root.
+ * directories are made (attempt-directories.ts): a few calls on the server's own work root.
  */
 export function writeScript(scriptDir: string, index: number, code: string, owner?: TaskUser): string {
   const path = join(scriptDir, scriptName(index));

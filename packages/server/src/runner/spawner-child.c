@@ -9,7 +9,7 @@
  * forked from a Node process (bench/README.md), and the spawner's own work per step (the frames,
  * the output, the timers) is a few system calls. It links only the C library.
  *
- * What it guarantees for each step, as runProcess documents:
+ * What it guarantees for each step, as Spawner.run (spawner.ts) documents:
  * - The process runs in a new session (hence a process group of its own that can be stopped whole),
  *   with exactly the environment given, stdin /dev/null, and stdout and stderr one end of a socket
  *   pair (both arrive in one stream, in the order written); the spawner reads the other end.

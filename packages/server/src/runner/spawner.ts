@@ -38,7 +38,19 @@ interface Instance {
 }
 
 export interface Spawner {
-  /** Runs one process through the spawner process (see runProcess for what that means). */
+  /**
+   * Runs one process in its own process group and settles once it has exited and its output is
+   * closed.
+   *
+   * - When the process exits by itself, what it left running in its group is killed: nothing of a
+   *   step outlives it, and leftovers would otherwise keep the output pipe (and the step) open.
+   * - On abort the group gets SIGTERM, then SIGKILL after `graceMs` unless the output has closed by
+   *   then (so children still cleaning up after the main process died get the same grace).
+   * - argv is never parsed by a shell; stderr is merged into stdout.
+   *
+   * The process is spawned, and owned until it ends, by the spawner process (spawner-child.c),
+   * which keeps the cost of forking off this process's thread.
+   */
   run(options: ProcessOptions): Promise<ProcessEnd>;
   /**
    * Keeps the spawner process up (starting it now, so that the first step does not wait for it)
@@ -61,9 +73,10 @@ const spawnerArguments = (): string[] => (process.getuid?.() === 0 ? ['--no-new-
  * when needed, sends it each run and hands back what it reports. It is started with none of the
  * server's environment, in a session of its own (a Ctrl-C meant for the server must not kill it).
  * When it dies, the runs it owned end: their process groups are killed, and later runs go to a new
- * one. One is enough: a spawn costs it well under a millisecond (it forks a small process).
+ * one. A runner owns one, which is enough: a spawn costs it well under a millisecond (it forks a
+ * small process).
  */
-export function createSpawner(executable: () => string): Spawner {
+export function createSpawner(executable: () => string = builtExecutable): Spawner {
   /** The spawner process up and taking runs. */
   let live: Instance | undefined;
   let holders = 0;
@@ -274,7 +287,6 @@ function unref(child: ChildProcess): void {
  * as '@pipewright/server/spawner'), also when the server itself runs from its TypeScript sources,
  * as under vitest: tests run after the build.
  */
-const resolveExecutable = () => createRequire(import.meta.url).resolve('@pipewright/server/spawner');
-
-/** The spawner of this process, shared by every runner and scheduler in it. */
-export const spawner: Spawner = createSpawner(resolveExecutable);
+function builtExecutable(): string {
+  return createRequire(import.meta.url).resolve('@pipewright/server/spawner');
+}

@@ -1,7 +1,6 @@
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
-import { type ContainerEngine, removeStaleContainers } from '../runner/index.js';
-import { bootId, isRecordedGroup, processIdentity } from '../runner/process-identity.js';
+import type { Runner } from '../runner/index.js';
 import type { Store } from '../store/index.js';
 import { completeAttempt } from './task-completion.js';
 
@@ -11,23 +10,20 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
  * After a crash, before taking work: stops the step processes the dead server left running
  * (its spawner process stops them when only the server died; these are left when it was
  * killed too), by process group, each only while its number still names the recorded leader
- * (see isRecordedGroup); then ends the attempts of its tasks as failures, which retries them
- * when they have retries left.
+ * (see Runner.stopLeftProcessGroup); then ends the attempts of its tasks as failures, which
+ * retries them when they have retries left.
  * One server process per database is assumed: another's running tasks would look dead.
  */
-export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date): void {
+export function recoverInterruptedTasks(store: Store, runner: Runner, logger: Logger, now: Date): void {
   for (const { group, identity } of store.stepExecutions.runningProcessGroups()) {
-    if (!isRecordedGroup(identity, processIdentity(group), bootId())) {
+    const stop = runner.stopLeftProcessGroup(group, identity);
+    // A group already gone with the previous server needs no word.
+    if (stop === 'spared') {
       logger.warn('spared a recorded process group: its leader has ended, or the host restarted', {
         process_group: group,
       });
-      continue;
-    }
-    try {
-      process.kill(-group, 'SIGKILL');
+    } else if (stop === 'stopped') {
       logger.warn('stopped a step process left by a previous server', { process_group: group });
-    } catch {
-      // Already gone with the previous server.
     }
   }
   for (const task of store.tasks.started()) {
@@ -44,13 +40,9 @@ export function recoverInterruptedTasks(store: Store, logger: Logger, now: Date)
  * spawner kills their engine clients, which leaves the containers running), found by the label
  * of this server's instance. A failure is logged: those containers run on, and tasks still start.
  */
-export async function removeInterruptedContainers(
-  engine: ContainerEngine,
-  instance: string,
-  logger: Logger,
-): Promise<void> {
+export async function removeInterruptedContainers(runner: Runner, logger: Logger): Promise<void> {
   try {
-    const removed = await removeStaleContainers(engine, instance);
+    const removed = await runner.removeStaleContainers();
     if (removed > 0) logger.warn('removed containers left by a previous server', { containers: removed });
   } catch (error) {
     logger.error('could not remove the containers a previous server left', { error: String(error) });

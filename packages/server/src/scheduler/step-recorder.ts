@@ -1,6 +1,6 @@
 import { createOutputMask } from '../domain/output-mask.js';
 import { formatTime } from '../domain/time.js';
-import type { RunSink, StepResult } from '../runner/types.js';
+import type { RunSink, StepResult } from '../runner/index.js';
 import type { Store } from '../store/index.js';
 
 // Output is stored while a step runs, so that it can be watched, but in batches: one
@@ -17,6 +17,9 @@ const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborte
   // Stopped as an abort stops a step, but the task fails: so does the step.
   timed_out: 'failed',
 };
+
+/** What createStepRecorder makes: a runner sink, and close() for the transaction that ends the attempt. */
+export type StepRecorder = RunSink & { close(): void };
 
 /**
  * A runner sink that records the step executions of one attempt of a task, in the task's current
@@ -38,7 +41,7 @@ export function createStepRecorder(
   labels: readonly (string | undefined)[],
   onFlushError: (error: unknown) => void,
   masked: readonly string[] = [],
-): RunSink & { close(): void } {
+): StepRecorder {
   const mask = createOutputMask(masked);
   let pending = '';
   let pendingIndex = -1;

@@ -1,8 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
-import { CONTAINER_PATHS } from '../runner/index.js';
+import { CONTAINER_PATHS, type PreparedAttempt } from '../runner/index.js';
 import type { RevealedIdentity } from '../services/index.js';
-import type { Attempt } from './attempt-directories.js';
 import { identityEnvironment } from './task-identities.js';
 
 type Task = Schemas['Task'];
@@ -10,12 +9,20 @@ type Task = Schemas['Task'];
 /** Where tasks find programs: the environment is clean, so PATH is set, not inherited. */
 export const TASK_PATH = '/usr/local/bin:/usr/bin:/bin';
 
+/** How tasks reach the server, known once it listens. */
+export interface ServerAccess {
+  /** What tasks get as PIPEWRIGHT_API_URL: the server, without /v0. */
+  apiUrl: string;
+  /** The server's certificate file, when self-signed. */
+  caFile?: string | undefined;
+}
+
 export interface TaskContext {
   task: Task;
   project: Schemas['Project'];
   /** Variables of the pipeline's command parameters. */
   pipelineEnvironment: Record<string, string>;
-  attempt: Attempt;
+  attempt: PreparedAttempt;
   apiUrl: string;
   apiKey: string;
   /** The server's certificate when it is self-signed. */

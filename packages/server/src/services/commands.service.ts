@@ -2,19 +2,17 @@ import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
+import { withDefaults } from '../domain/parameter-values.js';
 import type { Principal } from '../domain/principal.js';
 import { checkParameterValues } from '../domain/resource-parameters.js';
-import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
-import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
-import type { WorkNotifier } from './work.js';
+import type { EventIntake } from './event-intake.js';
 
 type Project = Schemas['Project'];
 type CommandExecution = Schemas['CommandExecution'];
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
 
-export function createCommandService(store: Store, work: WorkNotifier, clock: () => Date) {
+export function createCommandService(store: Store, intake: EventIntake) {
   const commandOf = (project: Project, id: string) => {
     const resource = store.resources.get(project.id, id);
     if (resource?.spec.type !== 'command')
@@ -24,7 +22,7 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
   return {
     /**
      * Checks and completes the parameters, then stores the event, the command execution
-     * and the command's pipelines in one transaction.
+     * and the command's pipelines in one transaction, through the event intake.
      */
     async execute(
       principal: Principal,
@@ -32,7 +30,7 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
       commandId: string,
       given: Record<string, Schemas['ParameterValue']>,
     ): Promise<CommandExecution> {
-      const execution = store.transaction(() => {
+      const { result, released } = intake.transaction((admit) => {
         const command = commandOf(project, commandId);
         const declared = command.spec.data.parameters ?? [];
         const problems = checkParameterValues(
@@ -43,33 +41,20 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
         );
         if (problems.length > 0) throw invalidRequestBody(problems);
         const parameters = withDefaults(declared, given);
-        const time = formatTime(clock());
-        const event: Schemas['Event'] = {
-          id: newId(),
+        const { event, pipelineIds } = admit({
           org_id: project.org_id,
           project_id: project.id,
           command_id: command.id,
-          creation_time: time,
-          event_time: time,
           connector: 'command',
           name: 'execution',
           data: { parameters },
-          original_event_id: null,
-        };
-        store.events.insert(event);
-        const pipelineIds = instantiatePipelines(store, {
-          event,
-          pipelines: command.spec.data.pipelines,
-          command_id: command.id,
-          environment: parameterEnvironment(declared, parameters),
-          time,
         });
         const created: CommandExecution = {
           id: newId(),
           org_id: project.org_id,
           project_id: project.id,
           ...(principal.accountId ? { executor_id: principal.accountId } : {}),
-          execution_time: time,
+          execution_time: event.creation_time,
           command_id: command.id,
           parameters,
           event_id: event.id,
@@ -78,9 +63,8 @@ export function createCommandService(store: Store, work: WorkNotifier, clock: ()
         store.commandExecutions.insert(created);
         return created;
       });
-      await completeInstantiationsOfRequest(store, execution.pipeline_ids);
-      work.wakeUp();
-      return execution;
+      await released;
+      return result;
     },
     get(project: Project, id: string): CommandExecution {
       const execution = store.commandExecutions.get(project.id, id);

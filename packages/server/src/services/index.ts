@@ -5,6 +5,7 @@ import { createAccountService } from './accounts.service.js';
 import { createApiKeyService } from './api-keys.service.js';
 import { createAuthService } from './auth.service.js';
 import { createCommandService } from './commands.service.js';
+import { createEventIntake } from './event-intake.js';
 import { createEventService } from './events.service.js';
 import { createIdentityService } from './identities.service.js';
 import { createNotificationService } from './notifications.service.js';
@@ -21,8 +22,9 @@ import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 // The services' public surface: what the scheduler, http and the program use besides createServices.
 export type { ChangeFeed } from './change-feed.js';
+export { type Admission, createEventIntake } from './event-intake.js';
 export { type RevealedIdentity, revealIdentities } from './identities.service.js';
-export { completeInstantiations, instantiatePipelines } from './instantiation.js';
+export { completeInstantiations } from './instantiation.js';
 export {
   type AttemptResult,
   claimDueNotifications,
@@ -57,7 +59,8 @@ export function createServices(
 ) {
   const projects = createProjectService(store);
   const pipelines = createPipelineService(store, work, clock);
-  const events = createEventService(store, work, clock);
+  const intake = createEventIntake(store, work, clock);
+  const events = createEventService(store, intake);
   return {
     auth: createAuthService(store, clock),
     organizations: createOrganizationService(store),
@@ -65,9 +68,9 @@ export function createServices(
     apiKeys: createApiKeyService(store, clock),
     projects,
     resources: createResourceService(store, projects, clock, schedules),
-    commands: createCommandService(store, work, clock),
+    commands: createCommandService(store, intake),
     events,
-    webhooks: createWebhookService(store, events, clock),
+    webhooks: createWebhookService(store, intake, clock),
     pipelines,
     tasks: createTaskService(store),
     scratchpads: createScratchpadService(store, pipelines),

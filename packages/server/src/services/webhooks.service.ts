@@ -11,7 +11,7 @@ import {
   type WebhookDelivery,
 } from '../domain/webhook-deliveries.js';
 import type { Store, WebhookRecord } from '../store/index.js';
-import type { createEventService } from './events.service.js';
+import type { EventIntake } from './event-intake.js';
 
 type Project = Schemas['Project'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
@@ -39,13 +39,9 @@ function webhookSpec(resource: Schemas['Resource'] | undefined) {
 
 /**
  * The webhooks of triggers of connector `webhook`: their URLs and secrets, and the deliveries
- * posted to them, which become events through the event service as custom events do.
+ * posted to them, which become events through the event intake as custom events do.
  */
-export function createWebhookService(
-  store: Store,
-  events: ReturnType<typeof createEventService>,
-  clock: () => Date,
-) {
+export function createWebhookService(store: Store, intake: EventIntake, clock: () => Date) {
   /** The trigger's webhook, made in this transaction if it has none yet. */
   const webhookOf = (project: Project, triggerId: string): WebhookRecord => {
     if (!webhookSpec(store.resources.get(project.id, triggerId))) {
@@ -131,7 +127,7 @@ export function createWebhookService(
             ? "the trigger's filters do not hold for this delivery"
             : undefined;
       const now = clock();
-      const fired = await events.fire(
+      const fired = await intake.receive(
         target.org_id,
         { connector: 'webhook', name: event, data: delivery.data },
         refusal === undefined

@@ -9,12 +9,12 @@ import { generate } from 'selfsigned';
 import { type AppOptions, createApp } from '../../src/app.js';
 import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
 import { silentLogger } from '../../src/logger.js';
-import { runSteps } from '../../src/runner/index.js';
+import { createRunner, type RunnerOptions } from '../../src/runner/index.js';
 import { createNotifier, type Notifier, type NotifierOptions } from '../../src/scheduler/notifier.js';
 import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
-import { createTicker, type Ticker, type TickerOptions } from '../../src/scheduler/ticks.js';
 import { createServices, type Services } from '../../src/services/index.js';
+import { createTicker, type Ticker, type TickerOptions } from '../../src/sources/time-ticker.js';
 import { openStore, type Store } from '../../src/store/index.js';
 
 export interface TestServer {
@@ -70,7 +70,8 @@ export function uniqueName(prefix: string): string {
  */
 export async function startTestServer(
   options: Partial<Omit<AppOptions, 'services'>> & {
-    scheduler?: Partial<SchedulerOptions>;
+    /** The scheduler's options and its runner's. */
+    scheduler?: Partial<SchedulerOptions & RunnerOptions>;
     /** Makes `ticker`, on this clock (default the real one), with these options. */
     ticker?: { clock?: () => Date } & TickerOptions;
     /** Makes `purger`, with these retentions, on this clock. */
@@ -88,19 +89,15 @@ export async function startTestServer(
   // The server's identity key: the services seal identities with it, the scheduler opens them
   // (unless a test gives the scheduler another key, as a server started with the wrong one).
   const secrets = createSecretBox(randomBytes(SECRET_KEY_BYTES));
-  const scheduler = createScheduler(
-    workStore,
-    runSteps,
-    {
-      secrets,
-      maxRunningTasks: 4,
-      graceMs: 2000,
-      outputLimitBytes: 1024 * 1024,
-      workRoot: join(dir, 'work'),
-      ...options.scheduler,
-    },
-    silentLogger,
-  );
+  const work = {
+    secrets,
+    maxRunningTasks: 4,
+    graceMs: 2000,
+    outputLimitBytes: 1024 * 1024,
+    workRoot: join(dir, 'work'),
+    ...options.scheduler,
+  };
+  const scheduler = createScheduler(workStore, createRunner(work), work, silentLogger);
   const ticker =
     options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock, options.ticker);
   const services = createServices(store, scheduler, undefined, ticker, secrets);

@@ -14,7 +14,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Attempt, createAttemptDirectories } from '../../src/scheduler/attempt-directories.js';
+import { type Attempt, createAttemptDirectories } from '../../src/runner/attempt-directories.js';
+import { createSpawner } from '../../src/runner/spawner.js';
 import { waitFor } from '../helpers/wait.js';
 
 let root: string;
@@ -29,6 +30,8 @@ afterEach(() => {
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 const never = new Promise<void>(() => undefined);
+/** The spawner that removes what task users may still change. */
+const spawner = createSpawner();
 
 /** Gives an attempt back as swept, and waits until its slot is emptied. */
 async function giveBackSwept(attempts: ReturnType<typeof createAttemptDirectories>, attempt: Attempt) {
@@ -40,7 +43,7 @@ async function giveBackSwept(attempts: ReturnType<typeof createAttemptDirectorie
 
 describe('attempt directories', () => {
   it('makes a working directory and a TMPDIR (0700) and the context file (0600) in a slot of the work root', async () => {
-    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const attempts = createAttemptDirectories(spawner, workRoot, true, 4);
     const attempt = attempts.take('{"a":1}');
     expect(attempt.dir.startsWith(`${workRoot}/`)).toBe(true);
     expect([modeOf(attempt.dir), modeOf(attempt.workDir), modeOf(attempt.tmpDir)]).toEqual([
@@ -53,7 +56,7 @@ describe('attempt directories', () => {
   });
 
   it('reuses a slot once swept with new entries: what the last attempt left, or still holds open, stays out', async () => {
-    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const attempts = createAttemptDirectories(spawner, workRoot, true, 4);
     const first = attempts.take('{"first":"a longer context"}');
     const outside = join(root, 'outside');
     mkdirSync(outside);
@@ -101,7 +104,7 @@ describe('attempt directories', () => {
   });
 
   it('does not reuse a slot before its task user is swept, and removes it at close', async () => {
-    const attempts = createAttemptDirectories(workRoot, true, 4);
+    const attempts = createAttemptDirectories(spawner, workRoot, true, 4);
     const first = attempts.take('{}');
     writeFileSync(join(first.workDir, 'still'), 'here');
     attempts.giveBack(first, never);
@@ -112,7 +115,7 @@ describe('attempt directories', () => {
   });
 
   it('removes a slot whole without task users, after a container, and past the idle limit', async () => {
-    const withoutUsers = createAttemptDirectories(workRoot, false, 4);
+    const withoutUsers = createAttemptDirectories(spawner, workRoot, false, 4);
     const first = withoutUsers.take('{}');
     expect(modeOf(first.dir)).toBe(0o700);
     writeFileSync(join(first.workDir, 'left'), 'x');
@@ -120,7 +123,7 @@ describe('attempt directories', () => {
     await withoutUsers.settled();
     expect(existsSync(first.dir)).toBe(false);
 
-    const attempts = createAttemptDirectories(workRoot, true, 1);
+    const attempts = createAttemptDirectories(spawner, workRoot, true, 1);
     const container = attempts.take('{}');
     attempts.giveBack(container);
     await attempts.settled();

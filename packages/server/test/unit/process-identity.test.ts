@@ -1,9 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bootId, isRecordedGroup, processIdentity } from '../../src/runner/process-identity.js';
+import {
+  bootId,
+  isRecordedGroup,
+  processIdentity,
+  stopRecordedGroup,
+} from '../../src/runner/process-identity.js';
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -12,8 +18,8 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function sleeper(file = 'sleep'): ChildProcess {
-  const child = spawn(file, ['30'], { stdio: 'ignore' });
+function sleeper(file = 'sleep', detached = false): ChildProcess {
+  const child = spawn(file, ['30'], { stdio: 'ignore', detached });
   children.push(child);
   return child;
 }
@@ -87,5 +93,22 @@ describe('isRecordedGroup', () => {
     },
   ])('$name: kill is $kill', ({ recorded, leaderNow, kill }) => {
     expect(isRecordedGroup(recorded, leaderNow, 'boot1')).toBe(kill);
+  });
+});
+
+describe('stopRecordedGroup', () => {
+  it('kills a recorded group only while its number names the very leader recorded', async () => {
+    // A process group of its own, as a step's.
+    const leader = sleeper('sleep', true);
+    const group = leader.pid ?? 0;
+    const identity = processIdentity(group);
+    const exited = once(leader, 'exit');
+
+    expect(stopRecordedGroup(group, `${bootId()}/1`)).toBe('spared');
+    expect(stopRecordedGroup(group, undefined)).toBe('spared');
+    expect(processIdentity(group)).toBe(identity);
+
+    expect(stopRecordedGroup(group, identity)).toBe('stopped');
+    expect(await exited).toEqual([null, 'SIGKILL']);
   });
 });

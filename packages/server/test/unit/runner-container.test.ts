@@ -3,18 +3,21 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envFile } from '../../src/runner/container.js';
+import { containerCommand, envFile } from '../../src/runner/container.js';
 import {
   type ContainerEngine,
   type ContainerRuntime,
-  containerCommand,
   findEngine,
   type RunSink,
-  runSteps,
   type Step,
   type StepResult,
 } from '../../src/runner/index.js';
+import { runSteps } from '../../src/runner/run-steps.js';
+import { createSpawner } from '../../src/runner/spawner.js';
 import { waitFor } from '../helpers/wait.js';
+
+/** The spawner of this file's runs. */
+const spawner = createSpawner();
 
 const NO_ENGINE =
   'the container runtime needs podman or docker, and the server has neither (--container-engine)';
@@ -219,7 +222,7 @@ describe('runSteps in a container', () => {
       },
       stepEnded: (_index, result) => results.push(result),
     };
-    const outcome = runSteps({
+    const outcome = runSteps(spawner, {
       steps,
       runtime: { ...runtime, image: options.image ?? runtime.image },
       container: {

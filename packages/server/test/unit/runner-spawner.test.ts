@@ -3,16 +3,11 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type RunRequest,
-  type RunSink,
-  runSteps,
-  type Step,
-  type StepResult,
-} from '../../src/runner/index.js';
-import { runProcess } from '../../src/runner/process.js';
+import type { RunSink, Step, StepResult } from '../../src/runner/index.js';
 import { processIdentity } from '../../src/runner/process-identity.js';
-import { spawner } from '../../src/runner/spawner.js';
+import { runSteps } from '../../src/runner/run-steps.js';
+import { createSpawner } from '../../src/runner/spawner.js';
+import type { RunRequest } from '../../src/runner/types.js';
 import {
   command,
   finished,
@@ -28,6 +23,9 @@ import { waitFor } from '../helpers/wait.js';
 
 // The step processes are spawned and owned by the spawner process, a child of this one. What
 // happens when it dies, and that it does not outlive what uses it.
+
+/** The spawner of this file's runs. */
+const spawner = createSpawner();
 
 let workDir: string;
 beforeEach(async () => {
@@ -108,7 +106,7 @@ function request(steps: Step[], sink: RunSink, overrides: Partial<RunRequest> = 
 describe('the spawner', () => {
   /** Runs `argv` in the working directory to its end, its output to `onOutput`. */
   const runToEnd = (argv: string[], outputLimitBytes: number, onOutput: (chunk: Buffer) => void) =>
-    runProcess({
+    spawner.run({
       argv,
       environment: {},
       cwd: workDir,
@@ -123,7 +121,7 @@ describe('the spawner', () => {
     const recorder = recordingSink((output) => {
       if (killed.length === 0 && output.endsWith('\n')) killed = killSpawners();
     });
-    const outcome = await runSteps(request([{ code: 'echo $$\nexec sleep 1000' }], recorder.sink));
+    const outcome = await runSteps(spawner, request([{ code: 'echo $$\nexec sleep 1000' }], recorder.sink));
     expect(killed.length).toBeGreaterThan(0);
     expect(outcome).toEqual({
       outcome: 'failed',
@@ -137,19 +135,19 @@ describe('the spawner', () => {
     expect(await waitFor(() => isGone(step), Boolean)).toBe(true);
 
     const next = recordingSink();
-    expect(await runSteps(request([{ command: 'echo', arguments: ['again'] }], next.sink))).toEqual({
+    expect(await runSteps(spawner, request([{ command: 'echo', arguments: ['again'] }], next.sink))).toEqual({
       outcome: 'succeeded',
     });
     expect(next.output()).toBe('again\n');
   });
 
   it('stops once its last run ends when nothing holds it, and while held stays up until released', async () => {
-    await runSteps(request([{ command: 'true' }], recordingSink().sink));
+    await runSteps(spawner, request([{ command: 'true' }], recordingSink().sink));
     expect(await noSpawnerLeft()).toEqual([]);
 
     const release = spawner.hold();
     expect(spawnerProcesses().length).toBeGreaterThan(0);
-    await runSteps(request([{ command: 'true' }], recordingSink().sink));
+    await runSteps(spawner, request([{ command: 'true' }], recordingSink().sink));
     expect(spawnerProcesses().length).toBeGreaterThan(0);
     await release();
     expect(spawnerProcesses()).toEqual([]);
@@ -194,7 +192,7 @@ describe('the spawner', () => {
     const run = (argv: string[], onEvent: (event: string, abort: () => void) => void) => {
       const told: { pid: number; identity: string | undefined; now: string | undefined }[] = [];
       const controller = new AbortController();
-      const ended = runProcess({
+      const ended = spawner.run({
         argv,
         environment: {},
         cwd: workDir,
@@ -226,7 +224,7 @@ describe('the spawner', () => {
   it('kills the process and rejects when the pid cannot be taken', async () => {
     const failure = new Error('disk full');
     let output = '';
-    const ended = runProcess({
+    const ended = spawner.run({
       argv: ['/bin/sh', '-c', 'echo $$; exec sleep 1000'],
       environment: {},
       cwd: workDir,
@@ -247,6 +245,7 @@ describe('the spawner', () => {
   it('reports a process that cannot be spawned as not started, with why', async () => {
     const recorder = recordingSink();
     const outcome = await runSteps(
+      spawner,
       request([{ command: 'true' }], recorder.sink, { environment: { PATH: '/usr/bin:/bin', BAD: 'a\0b' } }),
     );
     expect(outcome).toEqual({
@@ -263,7 +262,7 @@ describe('the spawner', () => {
     const ends = await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         let output = '';
-        const end = await runProcess({
+        const end = await spawner.run({
           argv: ['/bin/sh', '-c', 'sleep 0.2; echo "$N $(pwd)"; exit $((N % 7))'],
           environment: { N: String(i) },
           cwd: i % 2 === 0 ? workDir : '/',
@@ -285,7 +284,7 @@ describe('the spawner', () => {
   it("gives a step only its stdin, stdout and stderr, none of the spawner's own descriptors", async () => {
     // Another run holds its output's socket meanwhile: that must not reach this one either.
     const controller = new AbortController();
-    const other = runProcess({
+    const other = spawner.run({
       argv: ['/bin/sleep', '1000'],
       environment: {},
       cwd: workDir,
@@ -305,7 +304,7 @@ describe('the spawner', () => {
   });
 
   it('reports a working directory that cannot be entered as not started, as Node words it', async () => {
-    const end = await runProcess({
+    const end = await spawner.run({
       argv: ['/usr/bin/true'],
       environment: {},
       cwd: join(workDir, 'missing'),
@@ -321,6 +320,7 @@ describe('the spawner', () => {
     await chmod(join(workDir, 'script'), 0o755);
     const recorder = recordingSink();
     const outcome = await runSteps(
+      spawner,
       request([{ command: './script', arguments: ['$HOME; two words'] }], recorder.sink),
     );
     expect(outcome).toEqual({ outcome: 'succeeded' });

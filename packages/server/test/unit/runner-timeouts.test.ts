@@ -2,8 +2,14 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type RunRequest, type RunSink, runSteps, type StepResult } from '../../src/runner/index.js';
+import type { RunSink, StepResult } from '../../src/runner/index.js';
+import { runSteps } from '../../src/runner/run-steps.js';
+import { createSpawner } from '../../src/runner/spawner.js';
 import { formatSeconds, passedTimeout, TimeoutPassed, withTimeout } from '../../src/runner/timeouts.js';
+import type { RunRequest } from '../../src/runner/types.js';
+
+/** The spawner of this file's runs. */
+const spawner = createSpawner();
 
 describe('withTimeout', () => {
   beforeEach(() => {
@@ -103,7 +109,7 @@ describe('runSteps with timeouts', () => {
 
   it('times out a step past its timeout: stopped as an abort stops it, failing the run', async () => {
     const { request: timed, results } = request({ steps: [{ code: 'exec sleep 60', timeout: 1 }] });
-    expect(await runSteps(timed)).toEqual({
+    expect(await runSteps(spawner, timed)).toEqual({
       outcome: 'timed_out',
       stepIndex: 0,
       message: "step 1 timed out: the step's timeout of 1 s passed",
@@ -120,7 +126,7 @@ describe('runSteps with timeouts', () => {
 
   it("names the server's default when the run's timeout is the server's", async () => {
     const { request: timed } = request({ timeout: { seconds: 1, source: 'server' } });
-    expect(await runSteps(timed)).toMatchObject({
+    expect(await runSteps(spawner, timed)).toMatchObject({
       outcome: 'timed_out',
       message: "step 1 timed out: the server's default task timeout of 1 s passed",
     });
@@ -136,7 +142,7 @@ describe('runSteps with timeouts', () => {
       },
       () => controller.abort(),
     );
-    expect(await runSteps(aborted)).toEqual({ outcome: 'aborted' });
+    expect(await runSteps(spawner, aborted)).toEqual({ outcome: 'aborted' });
     expect(results).toEqual([{ outcome: 'aborted', signal: 'SIGTERM', outputTruncated: false }]);
   });
 });

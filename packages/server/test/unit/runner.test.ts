@@ -2,15 +2,15 @@ import { chmod, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type RunRequest,
-  type RunSink,
-  runSteps,
-  type Step,
-  type StepResult,
-} from '../../src/runner/index.js';
+import type { RunSink, Step, StepResult } from '../../src/runner/index.js';
+import { runSteps } from '../../src/runner/run-steps.js';
+import { createSpawner } from '../../src/runner/spawner.js';
+import type { RunRequest } from '../../src/runner/types.js';
 
 const SYSTEM_PATH = '/usr/bin:/bin';
+
+/** The spawner of this file's runs. */
+const spawner = createSpawner();
 
 let workDir: string;
 let scriptDir: string;
@@ -82,6 +82,7 @@ describe('runSteps', () => {
   it('runs the steps in order and stops at the first that fails, naming it and its exit status', async () => {
     const recorder = recordingSink();
     const outcome = await runSteps(
+      spawner,
       request(
         [
           { command: 'echo', arguments: ['one'] },
@@ -115,11 +116,13 @@ describe('runSteps', () => {
 
   it('succeeds when every step succeeds, and names an unlabelled step by its number', async () => {
     const ok = recordingSink();
-    expect(await runSteps(request([{ command: 'true' }, { code: 'true' }], ok.sink))).toEqual({
+    expect(await runSteps(spawner, request([{ command: 'true' }, { code: 'true' }], ok.sink))).toEqual({
       outcome: 'succeeded',
     });
     const failing = recordingSink();
-    expect(await runSteps(request([{ command: 'true' }, { command: 'false' }], failing.sink))).toEqual({
+    expect(
+      await runSteps(spawner, request([{ command: 'true' }, { command: 'false' }], failing.sink)),
+    ).toEqual({
       outcome: 'failed',
       stepIndex: 1,
       message: 'step 2 exited with status 1',
@@ -138,13 +141,17 @@ describe('runSteps', () => {
       '*',
       '$HOME',
     ];
-    await runSteps(request([{ command: 'printf', arguments: ['%s\\n', ...hostile] }], recorder.sink));
+    await runSteps(
+      spawner,
+      request([{ command: 'printf', arguments: ['%s\\n', ...hostile] }], recorder.sink),
+    );
     expect(recorder.output(0)).toBe(hostile.map((argument) => `${argument}\n`).join(''));
   });
 
   it('runs code without a #! line under /bin/sh with set -eu', async () => {
     const recorder = recordingSink();
     const unset = await runSteps(
+      spawner,
       request([{ code: 'echo before\necho "$NOT_SET"\necho after' }], recorder.sink),
     );
     expect(unset).toMatchObject({ outcome: 'failed', stepIndex: 0 });
@@ -152,7 +159,7 @@ describe('runSteps', () => {
     expect(recorder.output(0)).not.toContain('after');
 
     const failing = recordingSink();
-    await runSteps(request([{ code: 'false\necho after' }], failing.sink));
+    await runSteps(spawner, request([{ code: 'false\necho after' }], failing.sink));
     expect(failing.result(0)).toMatchObject({ outcome: 'failed', exitCode: 1 });
     expect(failing.output(0)).toBe('');
   });
@@ -160,6 +167,7 @@ describe('runSteps', () => {
   it('runs code with a #! line with its own interpreter', async () => {
     const recorder = recordingSink();
     const outcome = await runSteps(
+      spawner,
       request(
         [{ code: "#!/usr/bin/env node\nconsole.log('node', typeof process.version);\nprocess.exit(4);" }],
         recorder.sink,
@@ -173,6 +181,7 @@ describe('runSteps', () => {
   it('writes code to a script file beside the working directory, gone once the step is over', async () => {
     const recorder = recordingSink();
     await runSteps(
+      spawner,
       request(
         [
           { code: 'echo "$0"; ls -A; ls -A "$(dirname "$0")"' },
@@ -190,7 +199,7 @@ describe('runSteps', () => {
     await writeFile(victim, 'untouched');
     await symlink(victim, join(scriptDir, 'step-1.sh'));
     const recorder = recordingSink();
-    await runSteps(request([{ code: 'echo mine' }], recorder.sink));
+    await runSteps(spawner, request([{ code: 'echo mine' }], recorder.sink));
     expect(recorder.output(0)).toBe('mine\n');
     expect(await readFile(victim, 'utf8')).toBe('untouched');
   });
@@ -198,6 +207,7 @@ describe('runSteps', () => {
   it('interleaves stdout and stderr in the order written', async () => {
     const recorder = recordingSink();
     await runSteps(
+      spawner,
       request(
         [
           { code: 'echo out1; echo err1 >&2; echo out2; echo err2 >&2' },
@@ -213,19 +223,26 @@ describe('runSteps', () => {
   it('gives a process exactly the environment given', async () => {
     const withPath = recordingSink();
     await runSteps(
+      spawner,
       request([{ command: 'env' }], withPath.sink, { environment: { PATH: SYSTEM_PATH, ONLY: 'me' } }),
     );
     expect(withPath.output(0).split('\n').filter(Boolean).sort()).toEqual(['ONLY=me', `PATH=${SYSTEM_PATH}`]);
 
     // Without PATH, commands are still found (in DEFAULT_SEARCH_PATH) and none is added.
     const withoutPath = recordingSink();
-    await runSteps(request([{ command: 'env' }], withoutPath.sink, { environment: { SECRET: 'a b=c' } }));
+    await runSteps(
+      spawner,
+      request([{ command: 'env' }], withoutPath.sink, { environment: { SECRET: 'a b=c' } }),
+    );
     expect(withoutPath.output(0)).toBe('SECRET=a b=c\n');
   });
 
   it('runs every step in the working directory', async () => {
     const recorder = recordingSink();
-    await runSteps(request([{ command: 'pwd', arguments: ['-P'] }, { code: 'pwd -P' }], recorder.sink));
+    await runSteps(
+      spawner,
+      request([{ command: 'pwd', arguments: ['-P'] }, { code: 'pwd -P' }], recorder.sink),
+    );
     expect(recorder.output(0)).toBe(`${workDir}\n`);
     expect(recorder.output(1)).toBe(`${workDir}\n`);
   });
@@ -237,13 +254,14 @@ describe('runSteps', () => {
     // The step waits for a file that the test creates only once it has seen the step's first line.
     const code =
       'echo waiting\ni=0\nwhile [ ! -e go ]; do i=$((i+1)); [ $i -lt 400 ] || exit 9; sleep 0.05; done\necho went';
-    expect(await runSteps(request([{ code }], recorder.sink))).toEqual({ outcome: 'succeeded' });
+    expect(await runSteps(spawner, request([{ code }], recorder.sink))).toEqual({ outcome: 'succeeded' });
     expect(recorder.output(0)).toBe('waiting\nwent\n');
   });
 
   it('keeps at most the output limit, cut between characters, and still drains the rest', async () => {
     const recorder = recordingSink();
     const outcome = await runSteps(
+      spawner,
       request(
         [
           // 9 bytes, then "é" (2 bytes) across the 10-byte limit, then 2 MB the process must be able to write.
@@ -263,7 +281,10 @@ describe('runSteps', () => {
 
   it('reports a step killed by a signal it did not get from us', async () => {
     const recorder = recordingSink();
-    const outcome = await runSteps(request([{ label: 'Crash', code: 'kill -USR1 $$' }], recorder.sink));
+    const outcome = await runSteps(
+      spawner,
+      request([{ label: 'Crash', code: 'kill -USR1 $$' }], recorder.sink),
+    );
     expect(outcome).toEqual({
       outcome: 'failed',
       stepIndex: 0,
@@ -291,7 +312,7 @@ describe('runSteps', () => {
     ];
     for (const [step, message] of cases) {
       const recorder = recordingSink();
-      const outcome = await runSteps(request([step, { command: 'true' }], recorder.sink));
+      const outcome = await runSteps(spawner, request([step, { command: 'true' }], recorder.sink));
       expect(outcome).toEqual({
         outcome: 'failed',
         stepIndex: 0,
@@ -307,7 +328,7 @@ describe('runSteps', () => {
   it('kills what a step left running once its process exits', async () => {
     const recorder = recordingSink();
     // The background sleep holds the output pipe: without the kill, the step would never end.
-    const outcome = await runSteps(request([{ code: 'sleep 1000 &\necho $!' }], recorder.sink));
+    const outcome = await runSteps(spawner, request([{ code: 'sleep 1000 &\necho $!' }], recorder.sink));
     expect(outcome).toEqual({ outcome: 'succeeded' });
     expect(await waitUntilGone(Number(recorder.output(0)))).toBe(true);
   });
@@ -321,7 +342,7 @@ describe('runSteps', () => {
       'i=0; while [ ! -s escaped.pid ]; do i=$((i+1)); [ $i -lt 500 ] || exit 9; sleep 0.01; done',
     ].join('\n');
     try {
-      expect(await runSteps(request([{ code }], recorder.sink))).toEqual({ outcome: 'succeeded' });
+      expect(await runSteps(spawner, request([{ code }], recorder.sink))).toEqual({ outcome: 'succeeded' });
     } finally {
       const escaped = Number(await readFile(join(workDir, 'escaped.pid'), 'utf8').catch(() => ''));
       if (escaped > 0) process.kill(escaped, 'SIGKILL');
@@ -335,7 +356,7 @@ describe('runSteps aborted', () => {
     controller.abort();
     const recorder = recordingSink();
     expect(
-      await runSteps(request([{ command: 'true' }], recorder.sink, { signal: controller.signal })),
+      await runSteps(spawner, request([{ command: 'true' }], recorder.sink, { signal: controller.signal })),
     ).toEqual({
       outcome: 'aborted',
     });
@@ -353,6 +374,7 @@ describe('runSteps aborted', () => {
       },
     };
     const outcome = await runSteps(
+      spawner,
       request([{ command: 'true' }, { command: 'true' }], sink, { signal: controller.signal }),
     );
     expect(outcome).toEqual({ outcome: 'aborted' });
@@ -372,6 +394,7 @@ describe('runSteps aborted', () => {
       'while :; do wait; done',
     ].join('\n');
     const outcome = await runSteps(
+      spawner,
       request([{ code }, { command: 'true' }], recorder.sink, { signal: controller.signal, graceMs: 300 }),
     );
     expect(outcome).toEqual({ outcome: 'aborted' });
@@ -386,7 +409,7 @@ describe('runSteps aborted', () => {
     const controller = new AbortController();
     const recorder = recordingSink(() => controller.abort());
     const outcome = await runSteps(
-      // A grace longer than the test's timeout: the test passing shows it was not waited for.
+      spawner, // A grace longer than the test's timeout: the test passing shows it was not waited for.
       request([{ command: 'sh', arguments: ['-c', 'echo started; exec sleep 1000'] }], recorder.sink, {
         signal: controller.signal,
         graceMs: 600_000,
@@ -404,6 +427,6 @@ describe('runSteps with a failing sink', () => {
       throw failure;
     });
     const code = 'echo hello\nsleep 1000';
-    await expect(runSteps(request([{ code }], recorder.sink))).rejects.toBe(failure);
+    await expect(runSteps(spawner, request([{ code }], recorder.sink))).rejects.toBe(failure);
   });
 });

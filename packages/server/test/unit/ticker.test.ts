@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Page, PageRequest } from '../../src/domain/cursor.js';
 import { silentLogger } from '../../src/logger.js';
-import { createTicker, type TickerOptions } from '../../src/scheduler/ticks.js';
 import { createServices } from '../../src/services/index.js';
+import { createTicker, type TickerOptions } from '../../src/sources/time-ticker.js';
 import { openDatabase } from '../../src/store/db.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { waitFor } from '../helpers/wait.js';
@@ -210,7 +210,12 @@ describe('ticker', () => {
         status: 'created',
       }),
     ]);
-    expect(w.wakeUps).toBe(1);
+    // The scheduler is woken once the pipelines' tasks are all written, after the pass.
+    const wakeUps = await waitFor(
+      async () => w.wakeUps,
+      (count) => count > 0,
+    );
+    expect(wakeUps).toBe(1);
   });
 
   it('applies the trigger filters to the tick data', async () => {

@@ -1,9 +1,9 @@
 import { chownSync, close, closeSync, mkdirSync, open, openSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runProcess } from '../runner/process.js';
-import type { TaskUser } from '../runner/task-users.js';
-import { treeRemovalArgv } from '../runner/tree-removal.js';
+import type { Spawner } from './spawner.js';
+import type { TaskUser } from './task-users.js';
+import { removeTree } from './tree-removal.js';
 
 /** Where one attempt of a task runs. */
 export interface Attempt {
@@ -33,9 +33,15 @@ export interface Attempt {
  * `discard` (as the CI machines' is) every block freed is trimmed on the spot, and making a file
  * or a directory waited for the removals under way, up to 0.7 ms of this thread per task when
  * each attempt made and removed its own directory in the work root. Otherwise (no task users, a
- * container step, past `idleLimit` slots waiting), a slot is removed whole.
+ * container step, past `idleLimit` slots waiting), a slot is removed whole. Trees that task users
+ * may still change are removed through `spawner` (see removeTree).
  */
-export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean, idleLimit: number) {
+export function createAttemptDirectories(
+  spawner: Spawner,
+  workRoot: string,
+  forTaskUsers: boolean,
+  idleLimit: number,
+) {
   /** Slots with new entries, waiting for an attempt, oldest first. */
   const idle = new Set<string>();
   /** Slots given back, waiting for their task user's sweep. */
@@ -66,7 +72,7 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
       try {
         mkdirSync(attempt.dir, { mode: slotMode });
       } catch (error) {
-        // Left from before this scheduler (the program empties its work root at start): the next number.
+        // Left from before this runner (the program empties its work root at start): the next number.
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw error;
       }
@@ -77,17 +83,14 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     }
   };
 
-  // Without task users, tasks run as the server's user: nothing to guard a removal against.
-  const removeTree = forTaskUsers
-    ? removeTreeByDescriptors
-    : (dir: string) => rm(dir, { recursive: true, force: true });
-
   /** Removes a slot's entries; what a trivial task leaves takes a call per entry. */
   const removeEntries = async (attempt: Attempt): Promise<void> => {
     await unlink(attempt.contextPath).catch(ignoreMissing);
     for (const dir of [attempt.workDir, attempt.tmpDir]) {
       await rmdir(dir).catch((error: NodeJS.ErrnoException) =>
-        error.code === 'ENOTEMPTY' || error.code === 'EEXIST' ? removeTree(dir) : ignoreMissing(error),
+        error.code === 'ENOTEMPTY' || error.code === 'EEXIST'
+          ? removeTree(spawner, dir, forTaskUsers)
+          : ignoreMissing(error),
       );
     }
     // Scripts left by a step whose removal failed: the server's own entries.
@@ -98,7 +101,7 @@ export function createAttemptDirectories(workRoot: string, forTaskUsers: boolean
     track(
       removeEntries(attempt)
         .then(() => rmdir(attempt.dir))
-        .catch(() => removeTree(attempt.dir)),
+        .catch(() => removeTree(spawner, attempt.dir, forTaskUsers)),
     );
 
   /** Gives a slot whose last attempt cannot run any more new entries, and puts it back in use. */
@@ -194,18 +197,4 @@ function createEmptyFile(path: string, mode: number): Promise<void> {
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;
-}
-
-/** Removes a tree task users may still change (see treeRemovalArgv), through the spawner, off this thread. */
-async function removeTreeByDescriptors(dir: string): Promise<void> {
-  const end = await runProcess({
-    argv: treeRemovalArgv(dir),
-    environment: {},
-    cwd: '/',
-    signal: new AbortController().signal,
-    graceMs: 1000,
-    outputLimitBytes: 0,
-    onOutput: () => undefined,
-  });
-  if (end.kind !== 'exited' || end.exitCode !== 0) throw new Error(`could not remove ${dir}`);
 }

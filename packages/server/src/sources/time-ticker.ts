@@ -1,10 +1,9 @@
 import type { Schemas } from '@pipewright/types';
-import { newId } from '../domain/ids.js';
 import { nextTick, planTicks, scheduleKey } from '../domain/schedules.js';
 import { formatTime } from '../domain/time.js';
 import { filtersMatch } from '../domain/trigger-filters.js';
 import type { Logger } from '../logger.js';
-import { instantiatePipelines, type WorkNotifier } from '../services/index.js';
+import { type Admission, createEventIntake, type WorkNotifier } from '../services/index.js';
 import type { Store, TimeTrigger } from '../store/index.js';
 
 type Event = Schemas['Event'];
@@ -41,10 +40,11 @@ function pendingTick(trigger: TimeTrigger, key: string): Date | undefined {
 }
 
 /**
- * Makes the events of the triggers of connector `time` when their ticks are due, each
- * instantiating the trigger's pipelines, then wakes the scheduler. `tickOnce` handles what
- * is due at the clock's time (tests call it with a fake clock); `start` runs it in a loop
- * that sleeps until the earliest next tick, at most `maxSleepMs`.
+ * The source of the events of the triggers of connector `time`: makes them when their ticks
+ * are due, through the event intake, which instantiates the trigger's pipelines and wakes the
+ * scheduler. `tickOnce` handles what is due at the clock's time (tests call it with a fake
+ * clock); `start` runs it in a loop that sleeps until the earliest next tick, at most
+ * `maxSleepMs`.
  */
 export function createTicker(
   store: Store,
@@ -57,41 +57,16 @@ export function createTicker(
   const lateAfterMs = options.lateAfterMs ?? 60_000;
   const catchUpLimit = options.catchUpLimit ?? 100;
 
-  /** Stores one tick's event and pipelines, unless the trigger's filters reject its data. */
-  const fire = (trigger: TimeTrigger, tick: Date, now: Date): Event | undefined => {
-    const data = { scheduled_time: formatTime(tick) };
-    if (!filtersMatch(trigger.data.filters, data)) return undefined;
-    const time = formatTime(now);
-    const event: Event = {
-      id: newId(now),
-      org_id: trigger.org_id,
-      project_id: trigger.project_id,
-      trigger_id: trigger.id,
-      creation_time: time,
-      event_time: data.scheduled_time,
-      connector: 'time',
-      name: 'tick',
-      data,
-      original_event_id: null,
-    };
-    store.events.insert(event);
-    instantiatePipelines(store, {
-      event,
-      pipelines: trigger.data.pipelines,
-      trigger_id: trigger.id,
-      environment: {},
-      time,
-    });
-    return event;
-  };
+  const intake = createEventIntake(store, work, clock);
 
   /**
    * Claims the due ticks of one trigger: reads its state again under the write lock (another
-   * server may have claimed them meanwhile), stores their events and pipelines and advances
-   * the state, all in one IMMEDIATE transaction, so each tick happens exactly once.
+   * server may have claimed them meanwhile), stores the events of those its filters accept,
+   * with their pipelines, and advances the state, all in one IMMEDIATE transaction, so each
+   * tick happens exactly once.
    */
-  const claim = (id: string, now: Date): { events: Event[]; next: Date | undefined } =>
-    store.transaction(() => {
+  const claim = (id: string, now: Date): Admission<{ events: Event[]; next: Date | undefined }> =>
+    intake.transaction((admit) => {
       const trigger = store.triggerSchedules.get(id);
       if (!trigger) return { events: [], next: undefined }; // deleted or changed meanwhile
       const schedule = trigger.data.parameters;
@@ -102,11 +77,24 @@ export function createTicker(
         : { ticks: [], next: undefined };
       // The ticks of a disabled trigger pass without running.
       const ticks = trigger.disabled ? [] : plan.ticks;
-      const events = ticks.flatMap((tick) => fire(trigger, tick, now) ?? []);
+      const events = ticks.flatMap((tick) => {
+        const data = { scheduled_time: formatTime(tick) };
+        if (!filtersMatch(trigger.data.filters, data)) return [];
+        const { event } = admit({
+          org_id: trigger.org_id,
+          project_id: trigger.project_id,
+          trigger_id: trigger.id,
+          connector: 'time',
+          name: 'tick',
+          data,
+          event_time: data.scheduled_time,
+        });
+        return [event];
+      });
       const next = plan.next ? formatTime(plan.next) : null;
       store.triggerSchedules.save(id, { schedule_key: key, next_tick_time: next });
       return { events, next: plan.next };
-    });
+    }, now);
 
   /** States of triggers that stopped being time triggers: a later return plans anew. */
   const forgetStale = () => {
@@ -128,9 +116,11 @@ export function createTicker(
         let next = pendingTick(trigger, key);
         // New, changed or due: claim (the first two save where the schedule starts).
         if (trigger.state?.schedule_key !== key || (next && next <= now)) {
-          const claimed = claim(trigger.id, now);
-          for (const event of claimed.events) events.push(event);
-          next = claimed.next;
+          // The pass does not wait for the release of the pipelines: the intake wakes the
+          // scheduler once their tasks are all written.
+          const { result } = claim(trigger.id, now);
+          for (const event of result.events) events.push(event);
+          next = result.next;
         }
         if (next && (!earliest || next < earliest)) earliest = next;
       } catch (error) {
@@ -144,8 +134,6 @@ export function createTicker(
     for (const event of events) {
       logger.debug('tick', { trigger_id: event.trigger_id, scheduled_time: event.event_time });
     }
-    // Pipelines too large for one transaction get the rest of their tasks from the scheduler.
-    if (events.length > 0) work.wakeUp();
     return { events, nextTickTime: earliest, failures };
   };
 

@@ -1,0 +1,84 @@
+import type { Logger } from '../logger.js';
+
+export interface WorkLoopOptions {
+  /** Does the work there is now; throws when it cannot (the loop backs off, then tries again). */
+  pass(): void;
+  /** When the earliest work waiting for its time is due (an ISO time), if any: a pass runs then. */
+  nextDueTime(): string | undefined;
+  clock(): Date;
+  /** Safety net: a pass this often even without a wake-up. */
+  pollIntervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * The scheduler's loop: a pass on the next turn of the event loop after a wake-up, however many
+ * wake-ups came meanwhile; after each pass, a wake-up when the earliest work waiting for its time
+ * (a retry) becomes due; and a pass every pollIntervalMs in any case. After a pass that failed it
+ * backs off (up to 10 s) rather than spin on a broken database.
+ */
+export function createWorkLoop(options: WorkLoopOptions) {
+  const { pass, nextDueTime, clock, pollIntervalMs, logger } = options;
+  let started = false;
+  let stopped = false;
+  let queued = false;
+  let failures = 0;
+  let dueTimer: NodeJS.Timeout | undefined;
+  let pollTimer: NodeJS.Timeout | undefined;
+
+  const run = () => {
+    queued = false;
+    if (stopped) return;
+    try {
+      pass();
+      failures = 0;
+    } catch (error) {
+      failures += 1;
+      logger.error('scheduler failed to claim work', { error: String(error) });
+      setTimeout(wakeUp, Math.min(10_000, 100 * 2 ** failures)).unref();
+      return;
+    }
+    armDueTimer();
+  };
+
+  const wakeUp = () => {
+    if (!started || stopped || queued) return;
+    queued = true;
+    setImmediate(run);
+  };
+
+  const armDueTimer = () => {
+    if (dueTimer) clearTimeout(dueTimer);
+    dueTimer = undefined;
+    const due = nextDueTime();
+    if (!due) return;
+    const delay = Math.max(0, Date.parse(due) - clock().getTime());
+    dueTimer = setTimeout(wakeUp, Math.min(delay, 2 ** 31 - 1));
+    dueTimer.unref();
+  };
+
+  return {
+    /** New work may exist: a pass runs soon. Nothing before start, nor after stop. */
+    wakeUp,
+    /** Whether stop was called. */
+    get stopped(): boolean {
+      return stopped;
+    },
+    /** Runs a first pass, and passes from now on (unless stopped meanwhile). */
+    start(): void {
+      if (stopped) return;
+      started = true;
+      pollTimer = setInterval(wakeUp, pollIntervalMs);
+      pollTimer.unref();
+      wakeUp();
+    },
+    /** No pass any more. */
+    stop(): void {
+      stopped = true;
+      clearTimeout(dueTimer);
+      clearInterval(pollTimer);
+    },
+  };
+}
+
+export type WorkLoop = ReturnType<typeof createWorkLoop>;

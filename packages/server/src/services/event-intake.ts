@@ -1,0 +1,216 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Schemas } from '@pipewright/types';
+import { newId } from '../domain/ids.js';
+import { parameterEnvironment } from '../domain/parameter-values.js';
+import { formatTime, normalizeTime } from '../domain/time.js';
+import { filtersMatch } from '../domain/trigger-filters.js';
+import type { Store } from '../store/index.js';
+import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
+import { timeSlicer } from './time-slices.js';
+import type { WorkNotifier } from './work.js';
+
+type Event = Schemas['Event'];
+type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
+type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
+
+/** An event as its source brings it (a sender, a webhook, the clock, a command), before it is stored. */
+export interface Incoming {
+  connector: Event['connector'];
+  name: string;
+  data: Event['data'];
+  /** When it happened; the time it is stored when absent. */
+  event_time?: string | undefined;
+}
+
+/**
+ * An event to store: what its source brought, the project it goes to, and the trigger or the
+ * command whose pipelines it starts; for a replay, the event it copies.
+ */
+export interface NewEvent extends Incoming {
+  org_id: string;
+  project_id: string;
+  trigger_id?: string | undefined;
+  command_id?: string | undefined;
+  original_event_id?: string | undefined;
+}
+
+/** A trigger whose filters accepted an incoming event, as its spec was when they did. */
+export interface MatchedTrigger {
+  ref: { project_id: string; id: string };
+  data: TriggerSpec['data'];
+}
+
+/** An event stored, and the pipelines it started. */
+export interface Admitted {
+  event: Event;
+  pipelineIds: string[];
+}
+
+/** What `transaction` gives back: the result of its callback, and when the pipelines may run. */
+export interface Admission<T> {
+  result: T;
+  /**
+   * Settles once the tasks of the pipelines started are all written (pipelines too large for
+   * one transaction get the rest in batches) and the workers have been woken. It never rejects:
+   * what a failure leaves unwritten, the scheduler completes as it polls.
+   */
+  released: Promise<void>;
+}
+
+/**
+ * The one way in for events, whatever their source: a custom event or a webhook delivery (one
+ * event per trigger that accepts it), a tick of a time trigger, a command execution, a replay.
+ * Each is stored with the pipelines of its trigger or command in one transaction, then the
+ * workers are woken.
+ */
+export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp'>, clock: () => Date) {
+  /** The trigger's spec, if it is installed and enabled. */
+  const trigger = (projectId: string, id: string) => {
+    const resource = store.resources.get(projectId, id);
+    return resource?.spec.type === 'trigger' && !resource.disabled
+      ? (resource.spec as TriggerSpec)
+      : undefined;
+  };
+
+  /** What an event starts: the pipelines of its trigger or command as they are now, none if it is gone. */
+  const targetOf = (event: Event): { pipelines: readonly string[]; environment: Record<string, string> } => {
+    if (event.trigger_id) {
+      return {
+        pipelines: trigger(event.project_id, event.trigger_id)?.data.pipelines ?? [],
+        environment: {},
+      };
+    }
+    const command = event.command_id ? store.resources.get(event.project_id, event.command_id) : undefined;
+    if (command?.spec.type !== 'command') return { pipelines: [], environment: {} };
+    const spec = command.spec as CommandSpec;
+    const parameters =
+      (event.data as { parameters?: Record<string, Schemas['ParameterValue']> }).parameters ?? {};
+    return {
+      pipelines: spec.data.pipelines,
+      environment: parameterEnvironment(spec.data.parameters ?? [], parameters),
+    };
+  };
+
+  /** Stores the event and creates the pipelines it starts, in the caller's transaction. */
+  const admit = (incoming: NewEvent, now: Date): Admitted => {
+    const time = formatTime(now);
+    const event: Event = {
+      id: newId(now),
+      org_id: incoming.org_id,
+      project_id: incoming.project_id,
+      ...(incoming.trigger_id ? { trigger_id: incoming.trigger_id } : {}),
+      ...(incoming.command_id ? { command_id: incoming.command_id } : {}),
+      creation_time: time,
+      event_time: incoming.event_time ? normalizeTime(incoming.event_time) : time,
+      connector: incoming.connector,
+      name: incoming.name,
+      data: incoming.data,
+      original_event_id: incoming.original_event_id ?? null,
+    };
+    store.events.insert(event);
+    const target = targetOf(event);
+    const pipelineIds = instantiatePipelines(store, {
+      event,
+      pipelines: target.pipelines,
+      ...(event.trigger_id ? { trigger_id: event.trigger_id } : {}),
+      ...(event.command_id ? { command_id: event.command_id } : {}),
+      environment: target.environment,
+      time,
+    });
+    return { event, pipelineIds };
+  };
+
+  /** Lets the pipelines of committed events run. */
+  const release = async (admitted: readonly Admitted[]): Promise<void> => {
+    if (admitted.length === 0) return;
+    await completeInstantiationsOfRequest(
+      store,
+      admitted.flatMap((a) => a.pipelineIds),
+    );
+    work.wakeUp();
+  };
+
+  /**
+   * Runs `within` in one IMMEDIATE transaction, where `admit` stores events, each with the
+   * pipelines it starts, beside what the caller writes with them (or refuses by throwing);
+   * `now` is their creation time. Then releases their pipelines.
+   */
+  const transaction = <T>(
+    within: (admit: (event: NewEvent) => Admitted) => T,
+    now = clock(),
+  ): Admission<T> => {
+    const admitted: Admitted[] = [];
+    const result = store.transaction(() =>
+      within((event) => {
+        const one = admit(event, now);
+        admitted.push(one);
+        return one;
+      }),
+    );
+    return { result, released: release(admitted) };
+  };
+
+  return {
+    transaction,
+
+    /**
+     * The enabled triggers of the organization (of one project, when given) that listen to the
+     * incoming event and whose filters accept it, weighed outside any transaction, a slice of
+     * the event loop at a time: one match is bounded (TriggerFilter), but an organization may
+     * have thousands of triggers.
+     */
+    async match(orgId: string, incoming: Incoming, projectId: string | undefined): Promise<MatchedTrigger[]> {
+      const matched: MatchedTrigger[] = [];
+      const yieldSometimes = timeSlicer();
+      for (const ref of store.triggers.listening(orgId, incoming.connector, incoming.name, projectId)) {
+        const spec = trigger(ref.project_id, ref.id);
+        if (spec && filtersMatch(spec.data.filters, incoming.data)) matched.push({ ref, data: spec.data });
+        await yieldSometimes();
+      }
+      return matched;
+    },
+
+    /**
+     * Stores an event for each of the `matched` triggers that still accepts it, each starting the
+     * trigger's pipelines, in one transaction that runs `alongside` first (what the caller writes
+     * with them, or refuses by throwing); then lets the pipelines run.
+     */
+    async receive(
+      orgId: string,
+      incoming: Incoming,
+      matched: readonly MatchedTrigger[],
+      alongside: () => void = () => undefined,
+    ): Promise<Admitted[]> {
+      const { result, released } = transaction((admit) => {
+        alongside();
+        return matched.flatMap(({ ref, data }) => {
+          // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
+          // still listens to this event and its filters (weighed again if they changed) accept it.
+          const spec = trigger(ref.project_id, ref.id);
+          if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) return [];
+          if (
+            !isDeepStrictEqual(spec.data.filters, data.filters) &&
+            !filtersMatch(spec.data.filters, incoming.data)
+          )
+            return [];
+          // Named one by one: nothing else the incoming object holds (a command_id) is the event's.
+          return [
+            admit({
+              org_id: orgId,
+              project_id: ref.project_id,
+              trigger_id: ref.id,
+              connector: incoming.connector,
+              name: incoming.name,
+              data: incoming.data,
+              event_time: incoming.event_time,
+            }),
+          ];
+        });
+      });
+      await released;
+      return result;
+    },
+  };
+}
+
+export type EventIntake = ReturnType<typeof createEventIntake>;
