@@ -34,6 +34,15 @@ export const YES_OPTION: OptionSpecs = {
   yes: { type: 'boolean', short: 'y', description: 'go on without asking' },
 };
 
+/** The filter of the lists of pipelines and tasks by their status. */
+export const STATUS_OPTION: OptionSpecs = {
+  status: {
+    type: 'string',
+    value: 'STATUS',
+    description: 'created, started, successful, failed or aborted',
+  },
+};
+
 export const LIST_OPTIONS: OptionSpecs = {
   ...JSON_OPTION,
   all: { type: 'boolean', description: 'walk every page (default: the first page)' },

@@ -1,17 +1,10 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli, temporaryHome } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer, uniqueName } from './helpers/server.js';
+import { it, projectWith, type RunningServer, uniqueName } from './helpers/server.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 const command = (name: string) => ({
   type: 'command',
@@ -20,7 +13,7 @@ const command = (name: string) => ({
   data: { parameters: [], pipelines: ['p'] },
 });
 /** A project whose only command is named `marker`, to tell which project a call went to. */
-const markedProject = async (marker: string) =>
+const markedProject = async (server: RunningServer, marker: string) =>
   projectWith(server, [
     { type: 'task', version: 1, name: 't', data: { steps: [{ code: 'true' }] } },
     { type: 'pipeline', version: 1, name: 'p', data: { tasks: [{ task: 't' }] } },
@@ -30,10 +23,10 @@ const commandNames = (stdout: string) =>
   (JSON.parse(stdout) as { elements: { spec: { name: string } }[] }).elements.map((e) => e.spec.name);
 
 describe('pipewright login', () => {
-  it('checks the key, then saves the settings in a file only the user can read', async () => {
+  it('checks the key, then saves the settings in a file only the user can read', async ({ server }) => {
     const config = join(temporaryHome(), 'config');
     const env = { XDG_CONFIG_HOME: config };
-    const { project } = await markedProject('from-login');
+    const { project } = await markedProject(server, 'from-login');
 
     const login = await runCli(
       ['login', '--api-url', server.url, '--ca', server.caFile, '--project', project.name],
@@ -60,7 +53,7 @@ describe('pipewright login', () => {
     expect(commandNames(listed.stdout)).toEqual(['from-login']);
   });
 
-  it('saves nothing when the server refuses the key', async () => {
+  it('saves nothing when the server refuses the key', async ({ server }) => {
     const config = join(temporaryHome(), 'config');
 
     const login = await runCli(
@@ -77,9 +70,11 @@ describe('pipewright login', () => {
 });
 
 describe('configuration', () => {
-  it('takes each setting from flags, then the environment, then pipewright.json, then the saved file', async () => {
+  it('takes each setting from flags, then the environment, then pipewright.json, then the saved file', async ({
+    server,
+  }) => {
     const [saved, fromFile, fromEnv, fromFlag] = await Promise.all(
-      ['saved', 'file', 'env', 'flag'].map((marker) => markedProject(marker)),
+      ['saved', 'file', 'env', 'flag'].map((marker) => markedProject(server, marker)),
     );
     const config = join(temporaryHome(), 'config');
     const login = await runCli(
@@ -112,7 +107,7 @@ describe('configuration', () => {
     expect(commandNames((await list(env, nested, byId)).stdout)).toEqual(['flag']);
   });
 
-  it('never sends the saved key to another server', async () => {
+  it('never sends the saved key to another server', async ({ server }) => {
     const config = join(temporaryHome(), 'config');
     await runCli(['login', '--api-url', server.url, '--ca', server.caFile, '--api-key', server.apiKey], {
       env: { XDG_CONFIG_HOME: config },
@@ -128,7 +123,7 @@ describe('configuration', () => {
 });
 
 describe('listings', () => {
-  it('prints a table, the raw page with --json, and every page with --all', async () => {
+  it('prints a table, the raw page with --json, and every page with --all', async ({ server }) => {
     const names = Array.from({ length: 22 }, (_, index) => `event-${String(index).padStart(2, '0')}`);
     const { project, client } = await projectWith(server, [
       { type: 'task', version: 1, name: 't', data: { steps: [{ code: 'true' }] } },
@@ -169,7 +164,7 @@ describe('listings', () => {
 });
 
 describe('errors', () => {
-  it.each([
+  it.for<[string[], string]>([
     [[], 'a command is needed'],
     [['nonsense'], 'unknown command "nonsense"'],
     [['pipelines'], 'pipelines needs a subcommand'],
@@ -177,7 +172,7 @@ describe('errors', () => {
     [['pipelines', 'show', 'a', 'b'], 'unexpected argument "b"'],
     [['projects', 'list', '--colour'], "Unknown option '--colour'."],
     [['events', 'send', 'push', '{nope'], 'the event data is not JSON'],
-  ])('exits 2 with the usage for %j', async (args, message) => {
+  ])('exits 2 with the usage for %j', async ([args, message], { server }) => {
     const result = await runCli(args, { env: connectionEnv(server) });
 
     expect(result.code).toBe(2);
@@ -186,14 +181,14 @@ describe('errors', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('exits 2 when no project is selected', async () => {
+  it('exits 2 when no project is selected', async ({ server }) => {
     const result = await runCli(['pipelines', 'list'], { env: connectionEnv(server) });
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('pipewright: no project selected');
   });
 
-  it("exits 1 with one line holding the server's message and code", async () => {
+  it("exits 1 with one line holding the server's message and code", async ({ server }) => {
     const { project } = await projectWith(server);
 
     const unknown = await runCli(['pipelines', 'show', '2Fv9zQx0bY3kLmN8pQrStUvWxYz'], {
@@ -228,7 +223,7 @@ describe('errors', () => {
 });
 
 describe('pipewright projects', () => {
-  it('creates, renames and deletes a project, asking for --yes without a terminal', async () => {
+  it('creates, renames and deletes a project, asking for --yes without a terminal', async ({ server }) => {
     const env = connectionEnv(server);
     const name = uniqueName('crud');
 

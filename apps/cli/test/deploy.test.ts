@@ -1,19 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Schemas, walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli, temporaryHome } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith, type RunningServer } from './helpers/server.js';
 import { runCliOnTerminal } from './helpers/terminal.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 /** A directory holding these files (paths relative to it). */
 function directoryWith(files: Record<string, string>): string {
@@ -89,7 +82,9 @@ async function installedSpecs(client: ReturnType<RunningServer['client']>) {
 }
 
 describe('pipewright deploy', () => {
-  it('installs every spec of the YAML files of a directory, with step sources inlined', async () => {
+  it('installs every spec of the YAML files of a directory, with step sources inlined', async ({
+    server,
+  }) => {
     const { project, client } = await projectWith(server);
     const dir = directoryWith(PROJECT_FILES);
 
@@ -120,7 +115,9 @@ describe('pipewright deploy', () => {
     expect(build?.data).toEqual({ steps: [{ label: 'Build', code: BUILD_SCRIPT }] });
   });
 
-  it('deploys the current directory by default, to the project of the nearest pipewright.json', async () => {
+  it('deploys the current directory by default, to the project of the nearest pipewright.json', async ({
+    server,
+  }) => {
     const { project, client } = await projectWith(server);
     const dir = directoryWith({
       ...PROJECT_FILES,
@@ -145,7 +142,9 @@ describe('pipewright deploy', () => {
     );
   });
 
-  it('shows with --dry-run what would be created, updated (field by field) and deleted, and changes nothing', async () => {
+  it('shows with --dry-run what would be created, updated (field by field) and deleted, and changes nothing', async ({
+    server,
+  }) => {
     const { project, client } = await projectWith(server, [
       { type: 'task', version: 1, name: 'check', data: { steps: [{ code: 'echo checking' }] } },
       {
@@ -207,7 +206,7 @@ describe('pipewright deploy', () => {
     });
   });
 
-  it('deletes only after a yes on a terminal, and without a terminal only with --yes', async () => {
+  it('deletes only after a yes on a terminal, and without a terminal only with --yes', async ({ server }) => {
     const gone = { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } };
     const { project, client } = await projectWith(server, [gone]);
     const dir = directoryWith(PROJECT_FILES);
@@ -246,7 +245,7 @@ describe('pipewright deploy', () => {
     expect(again.code).toBe(0);
   });
 
-  it('does not ask about deletions when the server refuses the set', async () => {
+  it('does not ask about deletions when the server refuses the set', async ({ server }) => {
     const { project } = await projectWith(server, [
       { type: 'task', version: 1, name: 'gone', data: { steps: [{ code: 'true' }] } },
     ]);
@@ -259,7 +258,7 @@ describe('pipewright deploy', () => {
     expect(result.stderr).not.toContain('--yes');
   });
 
-  it("maps the server's validation errors back to file:document: pointer", async () => {
+  it("maps the server's validation errors back to file:document: pointer", async ({ server }) => {
     const { project, client } = await projectWith(server);
     const dir = directoryWith({
       ...PROJECT_FILES,
@@ -281,7 +280,7 @@ describe('pipewright deploy', () => {
     expect(await installedSpecs(client)).toEqual([]);
   });
 
-  it('refuses, before sending anything, specs it cannot read', async () => {
+  it('refuses, before sending anything, specs it cannot read', async ({ server }) => {
     const { project, client } = await projectWith(server);
     const dir = directoryWith({
       'a.yaml': 'type: task\nversion: 1\nname: a\ndata:\n  steps: [{ source: missing.sh }]\n',
@@ -307,7 +306,7 @@ describe('pipewright deploy', () => {
     expect(await installedSpecs(client)).toEqual([]);
   });
 
-  it('shows a YAML mistake as one line, FILE:LINE:COLUMN: reason', async () => {
+  it('shows a YAML mistake as one line, FILE:LINE:COLUMN: reason', async ({ server }) => {
     const { project } = await projectWith(server);
     const dir = directoryWith({
       'tasks.yaml': [

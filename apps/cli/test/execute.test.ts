@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { CLI_BIN, cleanUpHomes, connectionEnv, runCli } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith } from './helpers/server.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 const task = (name: string, code: string, extra: Record<string, unknown> = {}) => ({
   type: 'task',
@@ -50,7 +43,7 @@ const RELEASE = [
 ];
 
 describe('pipewright commands execute', () => {
-  it('follows with --wait a successful execution and exits 0', async () => {
+  it('follows with --wait a successful execution and exits 0', async ({ server }) => {
     const { project, client } = await projectWith(server, RELEASE);
 
     const result = await runCli(['commands', 'execute', 'release', 'version=1.4.0', 'count=3', '--wait'], {
@@ -73,7 +66,7 @@ describe('pipewright commands execute', () => {
     });
   });
 
-  it("exits 1 when a pipeline fails, and prints the failed steps' output", async () => {
+  it("exits 1 when a pipeline fails, and prints the failed steps' output", async ({ server }) => {
     const { project } = await projectWith(server, RELEASE);
 
     const result = await runCli(['commands', 'execute', 'release', 'version=2', 'dry=false', '--wait'], {
@@ -94,7 +87,7 @@ describe('pipewright commands execute', () => {
     );
   });
 
-  it.each([
+  it.for<[string[], string]>([
     [['version=1', 'count=many'], 'parameter count is a number: "many" is not one'],
     [['version=1', 'dry=yes'], 'parameter dry is a boolean: true or false, not "yes"'],
     [['version=1', 'channel=nightly'], 'parameter channel must be one of stable, beta, not "nightly"'],
@@ -104,7 +97,7 @@ describe('pipewright commands execute', () => {
     ],
     [['count=2'], 'command release requires version=VALUE'],
     [['version'], '"version" is not KEY=VALUE'],
-  ])('refuses %j before sending anything (exit 2)', async (assignments, message) => {
+  ])('refuses %j before sending anything (exit 2)', async ([assignments, message], { server }) => {
     const { project, client } = await projectWith(server, RELEASE);
 
     const result = await runCli(['commands', 'execute', 'release', ...assignments], {
@@ -118,7 +111,7 @@ describe('pipewright commands execute', () => {
     expect(executions?.elements).toEqual([]);
   });
 
-  it('prints the execution as JSON without --wait', async () => {
+  it('prints the execution as JSON without --wait', async ({ server }) => {
     const { project } = await projectWith(server, RELEASE);
 
     const result = await runCli(['commands', 'execute', 'release', 'version=3', '--json'], {
@@ -134,7 +127,9 @@ describe('pipewright commands execute', () => {
 });
 
 describe('pipewright inside a task', () => {
-  it('uses the scratchpad of the running pipeline with only the environment of the task', async () => {
+  it('uses the scratchpad of the running pipeline with only the environment of the task', async ({
+    server,
+  }) => {
     // Quoted for the shell of the steps: a checkout's path may have spaces.
     const cli = `/usr/bin/node '${CLI_BIN}'`;
     const { project, client } = await projectWith(server, [

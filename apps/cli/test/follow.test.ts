@@ -1,32 +1,20 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '@pipewright/testing';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli } from './helpers/cli.js';
 import { startCli } from './helpers/live.js';
 import { startProxy } from './helpers/proxy.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith } from './helpers/server.js';
 
 // The commands that follow pipelines and output read the server's live streams: what they show
 // comes as it happens, and a cut connection resumes where it was.
 
-let server: RunningServer;
-const dirs: string[] = [];
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(cleanUpHomes);
+const tempDir = tempDirs();
 
 /** A directory of the test's own, which the steps (run as the server's user) read. */
-function directory(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pipewright-cli-follow-'));
-  dirs.push(dir);
-  return dir;
-}
+const directory = () => tempDir('pipewright-cli-follow-');
 
 // Prints a line, then waits for the file $DIR/go (the test creates it once it saw the line),
 // bounded: without the file the step fails after two minutes.
@@ -54,7 +42,7 @@ const command = (name: string, pipelines: string[]) => ({
 });
 
 describe('pipewright tasks output --follow', () => {
-  it('prints a line a step writes before the step ends, and ends with the task', async () => {
+  it('prints a line a step writes before the step ends, and ends with the task', async ({ server }) => {
     const dir = directory();
     const { project, client } = await projectWith(server, [
       task('work', dir, [
@@ -91,7 +79,9 @@ describe('pipewright tasks output --follow', () => {
     expect(ended?.status).toBe('successful');
   });
 
-  it('prints the output of a task that has ended as `tasks output` does, and refuses --json', async () => {
+  it('prints the output of a task that has ended as `tasks output` does, and refuses --json', async ({
+    server,
+  }) => {
     const dir = directory();
     const { project, client } = await projectWith(server, [
       task('work', dir, [
@@ -121,7 +111,7 @@ describe('pipewright tasks output --follow', () => {
 });
 
 describe('pipewright commands execute --wait', () => {
-  it('reports a failure that comes while it follows several pipelines', async () => {
+  it('reports a failure that comes while it follows several pipelines', async ({ server }) => {
     const dir = directory();
     const { project } = await projectWith(server, [
       task('fine', dir, [{ label: 'Fine', code: 'echo fine' }]),
@@ -156,7 +146,7 @@ describe('pipewright commands execute --wait', () => {
 });
 
 describe('pipewright pipelines watch', () => {
-  it('resumes after its connection is cut, with what changed meanwhile', async () => {
+  it('resumes after its connection is cut, with what changed meanwhile', async ({ server }) => {
     const dir = directory();
     const { project } = await projectWith(server, [
       task('work', dir, [{ label: 'Wait', code: AWAIT_GO }]),

@@ -1,31 +1,24 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli, temporaryHome } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith, type RunningServer } from './helpers/server.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 const EXAMPLE_FILES = ['commands.yaml', 'pipelines.yaml', 'scripts/build.sh', 'tasks.yaml', 'triggers.yaml'];
 
 /** The settings of a user who logged in but selected no project: the server and the key. */
-function withoutProject(): Record<string, string> {
+function withoutProject(server: RunningServer): Record<string, string> {
   const { PIPEWRIGHT_PROJECT_ID: _, ...env } = connectionEnv(server);
   return env;
 }
 
 describe('pipewright init', () => {
-  it('writes an example project that deploys, executes and reacts to events as it is', async () => {
+  it('writes an example project that deploys, executes and reacts to events as it is', async ({ server }) => {
     const { project, client } = await projectWith(server);
     const parent = temporaryHome();
-    const env = withoutProject();
+    const env = withoutProject(server);
 
     const init = await runCli(['init', 'hello', '--project', project.name], { env, cwd: parent });
 

@@ -1,24 +1,16 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '@pipewright/testing';
+import { describe, expect, it } from 'vitest';
 import { CLI_BIN } from './helpers/cli.js';
 
 const run = promisify(execFile);
 const CHECKOUT = fileURLToPath(new URL('../../..', import.meta.url));
 
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs();
 
 /** npm, kept off the network and off the user's cache and global directory. */
 function npm(args: string[], cwd: string, home: string) {

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith } from './helpers/server.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 describe('mistakes a newcomer makes', () => {
-  it.each([
+  it.for<[string[], string]>([
     [['pipeline', 'list'], 'unknown command "pipeline" (did you mean "pipelines"?)'],
     [['evnets', 'list'], 'unknown command "evnets" (did you mean "events"?)'],
     [['pipelines', 'lst'], 'unknown subcommand "pipelines lst" (did you mean "list"?)'],
     [['projects', 'craete', 'x'], 'unknown subcommand "projects craete" (did you mean "create"?)'],
     [['frobnicate'], 'unknown command "frobnicate"\n'],
     [['tasks', 'x'], 'unknown subcommand "tasks x"\n'],
-  ])('%j: exits 2 saying %j', async (args, message) => {
+  ])('%j: exits 2 saying %j', async ([args, message], { server }) => {
     const result = await runCli(args, { env: connectionEnv(server) });
 
     expect(result.code).toBe(2);
@@ -27,11 +20,11 @@ describe('mistakes a newcomer makes', () => {
     expect(result.stderr).toContain('Usage: pipewright');
   });
 
-  it.each([
+  it.for<[string[], string]>([
     [['pipelines', 'show', '123'], 'not a pipeline id: 123'],
     [['tasks', 'show', 'abc'], 'not a task id: abc'],
     [['events', 'show', '42'], 'not an event id: 42'],
-  ])('%j says %j', async (args, message) => {
+  ])('%j says %j', async ([args, message], { server }) => {
     const { project } = await projectWith(server);
 
     const result = await runCli(args, { env: connectionEnv(server, project.id) });
@@ -54,7 +47,7 @@ describe('pipewright events send', () => {
     },
   ];
 
-  it('says which pipelines it started, in every project that took the event', async () => {
+  it('says which pipelines it started, in every project that took the event', async ({ server }) => {
     const event = `arrival-${process.pid}-${Date.now()}`;
     const first = await projectWith(server, specs(event));
     const second = await projectWith(server, specs(event));

@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { CLI_BIN, cleanUpHomes, connectionEnv, runCli } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith, type RunningServer } from './helpers/server.js';
 
-let server: RunningServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-});
+afterAll(cleanUpHomes);
 
 // Quoted for the shell of the steps: a checkout's path may have spaces.
 const CLI = `/usr/bin/node '${CLI_BIN}'`;
 
 /** A project with one command `go` running one pipeline of one task made of `code`. */
-async function projectRunning(code: string, entry: Record<string, unknown> = {}) {
+async function projectRunning(server: RunningServer, code: string, entry: Record<string, unknown> = {}) {
   const { project, client } = await projectWith(server, [
     { type: 'task', version: 1, name: 'work', data: { steps: [{ label: 'Work', code }] } },
     { type: 'pipeline', version: 1, name: 'flow', data: { tasks: [{ task: 'work', ...entry }] } },
@@ -35,9 +28,12 @@ async function projectRunning(code: string, entry: Record<string, unknown> = {})
 const idIn = (stdout: string) => JSON.parse(stdout).pipeline_ids[0] as string;
 
 describe('pipewright pipelines and tasks', () => {
-  it('shows every attempt of a retried task, restarts the pipeline, and edits its scratchpad', async () => {
+  it('shows every attempt of a retried task, restarts the pipeline, and edits its scratchpad', async ({
+    server,
+  }) => {
     // Fails on its first attempt and succeeds on its retry, the scratchpad telling them apart.
     const { cli, client } = await projectRunning(
+      server,
       `if ${CLI} scratchpad get tried >/dev/null 2>&1; then echo "second try"; else ${CLI} scratchpad set tried yes; echo "first try"; exit 4; fi`,
       { nb_retries: 1 },
     );
@@ -80,8 +76,8 @@ describe('pipewright pipelines and tasks', () => {
     expect(missing.stderr).toMatch(/\(unknown_scratchpad_entry\)\n$/);
   });
 
-  it('follows a failing pipeline to exit 1, then restarts it from the failure', async () => {
-    const { cli } = await projectRunning(`${CLI} scratchpad get ready`);
+  it('follows a failing pipeline to exit 1, then restarts it from the failure', async ({ server }) => {
+    const { cli } = await projectRunning(server, `${CLI} scratchpad get ready`);
     const pipelineId = idIn((await cli('commands', 'execute', 'go', '--json')).stdout);
 
     const failed = await cli('pipelines', 'watch', pipelineId);
@@ -101,8 +97,8 @@ describe('pipewright pipelines and tasks', () => {
     expect(shown.stdout).toMatch(/^\w{27} +work +successful +0 /m);
   });
 
-  it('aborts a running pipeline', async () => {
-    const { cli } = await projectRunning('echo started; sleep 30');
+  it('aborts a running pipeline', async ({ server }) => {
+    const { cli } = await projectRunning(server, 'echo started; sleep 30');
     const pipelineId = idIn((await cli('commands', 'execute', 'go', '--json')).stdout);
 
     const aborted = await cli('pipelines', 'abort', pipelineId);
@@ -118,8 +114,8 @@ describe('pipewright pipelines and tasks', () => {
 });
 
 describe('pipewright events', () => {
-  it('sends an event from standard input, shows it and replays it', async () => {
-    const { env, cli } = await projectRunning('true');
+  it('sends an event from standard input, shows it and replays it', async ({ server }) => {
+    const { env, cli } = await projectRunning(server, 'true');
 
     const sent = await runCli(['events', 'send', 'go', '-', '--json'], { env, input: '{"branch": "main"}' });
     const [event] = JSON.parse(sent.stdout) as { id: string }[];

@@ -1,31 +1,24 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '@pipewright/testing';
+import { afterAll, describe, expect } from 'vitest';
 import { cleanUpHomes, connectionEnv, runCli } from './helpers/cli.js';
-import { projectWith, type RunningServer, startServer } from './helpers/server.js';
+import { it, projectWith } from './helpers/server.js';
 
 // A task its pipeline's restarts run again keeps the output of every run: `tasks output` heads
 // each run with its number, and following a restart reports the failures of the new run only.
 
-let server: RunningServer;
-let dir: string;
-beforeAll(async () => {
-  server = await startServer();
-  dir = mkdtempSync(join(tmpdir(), 'pipewright-cli-runs-'));
-});
-afterAll(async () => {
-  await server?.stop();
-  cleanUpHomes();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(cleanUpHomes);
+const tempDir = tempDirs();
 
 // Counts its tries in DIR/tries and fails until DIR/fixed exists. The server runs tasks as its
-// own user (helpers/server.ts), which may write here.
+// own user (--task-users off, as startServer() of @pipewright/testing starts it), which may
+// write here.
 const FLAKY = `echo try >> "$DIR/tries"; echo "try $(wc -l < "$DIR/tries" | tr -d ' ')"; [ -e "$DIR/fixed" ]`;
 
 describe('pipewright tasks output', () => {
-  it('shows every run of a task restarted from its failure, headed by its number', async () => {
+  it('shows every run of a task restarted from its failure, headed by its number', async ({ server }) => {
+    const dir = tempDir('pipewright-cli-runs-');
     const { project, client } = await projectWith(server, [
       {
         type: 'task',

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError, type Schemas } from '@pipewright/client';
+import { type RunningServer, startServer } from '@pipewright/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks, exampleSets, fileContent } from './helpers/guide-examples.js';
-import { type RunningServer, startServer } from './helpers/server.js';
 
 // Every YAML example of the guides must deploy as the guide says: each one is installed
 // (dry run) in a project of the real server, which checks all its rules, not only the schema.

@@ -1,42 +1,21 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ApiClient, createClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
+import { type ApiClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
+import { clientOf, lastLine, type RunningProgram, tempDirs } from '@pipewright/testing';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTasks } from './program.js';
+import { describe, expect, it } from 'vitest';
+import { alive, eventually, programStarter } from './program.js';
 
 // Crash safety and graceful stop, with the real program: SIGKILL in the middle of running
 // pipelines, then a start on the same data directory.
 
-const tempDir = tempDirsForTasks();
-
-const started: RunningServer[] = [];
-async function start(dataDir: string, extra: string[] = []) {
-  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra]);
-  started.push(server);
-  return server;
-}
-// A failing test must not leave its servers running.
-afterEach(() => {
-  for (const server of started.splice(0)) {
-    if (server.process.exitCode === null && server.process.signalCode === null)
-      server.process.kill('SIGKILL');
-  }
-});
-
-function clientOf(server: RunningServer, dataDir: string, apiKey: string, projectId?: string): ApiClient {
-  return createClient({
-    baseUrl: server.url.replace(/\/v0$/, ''),
-    apiKey,
-    ca: readFileSync(join(dataDir, 'tls', 'cert.pem')),
-    ...(projectId ? { projectId } : {}),
-  });
-}
+const tempDir = tempDirs({ forTasks: true });
+const start = programStarter();
 
 /** A project running `specs` through command `go`; returns the client and the pipeline. */
 async function launch(
   admin: ApiClient,
-  server: RunningServer,
+  server: RunningProgram,
   dataDir: string,
   apiKey: string,
   specs: unknown[],
@@ -77,15 +56,6 @@ async function settled(client: ApiClient, pipelineId: string) {
   return (
     (await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId } } })).data?.elements ?? []
   );
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The spawner process of a server (runner/spawner.ts): its child running pipewright-spawner. */

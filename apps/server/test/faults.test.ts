@@ -1,22 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls, type SecureVersion } from 'node:tls';
-import {
-  type ApiClient,
-  ApiError,
-  createClient,
-  getScratchpadEntry,
-  setScratchpadEntry,
-  walk,
-} from '@pipewright/client';
+import { type ApiClient, ApiError, getScratchpadEntry, setScratchpadEntry, walk } from '@pipewright/client';
+import { certificateFile, clientOf, lastLine, type RunningProgram, tempDirs } from '@pipewright/testing';
 import type { Schemas } from '@pipewright/types';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram } from './program.js';
+import { describe, expect, it } from 'vitest';
+import { alive, eventually, programStarter } from './program.js';
 
 // Faults, with the real program: SIGKILL under mixed load then a restart, storage that
 // refuses writes, a step that prints far too much, steps that leave children ignoring
@@ -25,29 +18,15 @@ import { eventually, lastLine, type RunningServer, startProgram } from './progra
 
 type Spec = Schemas['ResourceSpec'];
 
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-// A test that fails half-way leaves no server behind.
-const started: RunningServer[] = [];
-afterEach(async () => {
-  const left = started.splice(0).filter((s) => s.process.exitCode === null && s.process.signalCode === null);
-  await Promise.all(left.map((s) => s.stop('SIGKILL')));
-});
+const tempDir = tempDirs();
+const startProgram = programStarter();
 
 function recordFigures(area: string, figures: Record<string, number>): void {
   process.stdout.write(`reliability figures ${JSON.stringify({ area, ...figures })}\n`);
 }
 
 interface Running {
-  server: RunningServer;
+  server: RunningProgram;
   dataDir: string;
   apiKey: string;
   admin: ApiClient;
@@ -56,16 +35,9 @@ interface Running {
 
 /** Starts the program on `dataDir` (a new one unless given), with its first key. */
 async function start(extra: string[] = [], dataDir = tempDir('pipewright-faults-'), apiKey?: string) {
-  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra]);
-  started.push(server);
+  const server = await startProgram(dataDir, extra);
   const key = apiKey ?? lastLine(server.stdout());
-  const client = (projectId?: string) =>
-    createClient({
-      baseUrl: server.url.replace(/\/v0$/, ''),
-      apiKey: key,
-      ca: readFileSync(join(dataDir, 'tls', 'cert.pem')),
-      ...(projectId ? { projectId } : {}),
-    });
+  const client = (projectId?: string) => clientOf(server, dataDir, key, projectId);
   return { server, dataDir, apiKey: key, admin: client(), client } satisfies Running;
 }
 
@@ -105,15 +77,6 @@ async function settled(client: ApiClient, pipelineId: string) {
 async function tasksOf(client: ApiClient, pipelineId: string) {
   const { data } = await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId, size: 100 } } });
   return data?.elements ?? [];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The resident memory of a process, in MiB (Linux). */
@@ -624,7 +587,7 @@ describe('slow clients', () => {
       const socket = connectTls({
         host: '127.0.0.1',
         port,
-        ca: readFileSync(join(running.dataDir, 'tls', 'cert.pem')),
+        ca: readFileSync(certificateFile(running.dataDir)),
       });
       let answer = '';
       socket.on('data', (chunk) => {
@@ -695,7 +658,7 @@ describe("the program's secrets", () => {
       mode('admin-api-key'),
       mode('pipewright.db'),
     ]).toEqual([asRoot ? 0o711 : 0o700, 0o700, 0o600, 0o600, 0o600]); // 0711: task users enter
-    const pem = readFileSync(join(dataDir, 'tls', 'cert.pem'));
+    const pem = readFileSync(certificateFile(dataDir));
     const { publicKey } = new X509Certificate(pem);
     expect([publicKey.asymmetricKeyType, publicKey.asymmetricKeyDetails?.namedCurve]).toEqual([
       'ec',
@@ -717,7 +680,7 @@ describe("the program's secrets", () => {
     // Requests with the key, a wrong one and a forged one (the right id, another secret).
     const forged = `${apiKey.slice(0, -4)}AAAA`;
     for (const key of [apiKey, 'pwk_wrong', forged]) {
-      await createClient({ baseUrl: first.server.url.replace(/\/v0$/, ''), apiKey: key, ca: pem })
+      await clientOf(first.server, dataDir, key)
         .GET('/status')
         .catch(() => undefined);
     }

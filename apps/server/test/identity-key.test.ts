@@ -1,23 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ApiClient, createClient } from '@pipewright/client';
-import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, lastLine, runProgram, startProgram } from './program.js';
+import { lastLine, runProgram, startProgram, tempDirs } from '@pipewright/testing';
+import { describe, expect, it } from 'vitest';
+import { eventually } from './program.js';
 
 // The key that encrypts identities: made at the first start, kept out of the database, and the
 // only one a data directory's identities open with.
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pipewright-identity-key-'));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDirWithPrefix = tempDirs();
+const tempDir = () => tempDirWithPrefix('pipewright-identity-key-');
 
 const baseOf = (url: string) => url.replace(/\/v0$/, '');
 const listen = ['--listen', '127.0.0.1:0'];

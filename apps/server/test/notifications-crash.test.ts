@@ -1,35 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { type ApiClient, createClient, type Schemas } from '@pipewright/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTasks } from './program.js';
+import type { ApiClient, Schemas } from '@pipewright/client';
+import { clientOf, lastLine, tempDirs } from '@pipewright/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, programStarter } from './program.js';
 
 // Notifications are durable: SIGKILL between the attempts of a delivery loses neither it nor
 // its attempts, and the next start carries on with it.
 
-const tempDir = tempDirsForTasks();
-
-const started: RunningServer[] = [];
-async function start(dataDir: string) {
-  const server = await startProgram([
-    '--listen',
-    '127.0.0.1:0',
-    '--data-dir',
-    dataDir,
-    '--notification-retry-delay',
-    '1',
-  ]);
-  started.push(server);
-  return server;
-}
-afterEach(() => {
-  for (const server of started.splice(0)) {
-    if (server.process.exitCode === null && server.process.signalCode === null)
-      server.process.kill('SIGKILL');
-  }
-});
+const tempDir = tempDirs({ forTasks: true });
+const startProgram = programStarter();
+const start = (dataDir: string) => startProgram(dataDir, ['--notification-retry-delay', '1']);
 
 /** A webhook receiver on 127.0.0.1 that answers 500 until it is `up`. */
 const receiver = { up: false, posts: [] as IncomingHttpHeaders[], url: '' };
@@ -48,15 +29,6 @@ afterAll(async () => {
   http.closeAllConnections();
   await new Promise((resolve) => http.close(resolve));
 });
-
-function clientOf(server: RunningServer, dataDir: string, apiKey: string, projectId?: string): ApiClient {
-  return createClient({
-    baseUrl: server.url.replace(/\/v0$/, ''),
-    apiKey,
-    ca: readFileSync(join(dataDir, 'tls', 'cert.pem')),
-    ...(projectId ? { projectId } : {}),
-  });
-}
 
 async function deliveries(client: ApiClient): Promise<Schemas['NotificationDelivery'][]> {
   return (await client.GET('/notification_deliveries', {})).data?.elements ?? [];

@@ -3,18 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@pipewright/client';
-import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, lastLine, runProgram, startProgram } from './program.js';
+import { lastLine, runProgram, startProgram, tempDirs } from '@pipewright/testing';
+import { describe, expect, it } from 'vitest';
+import { eventually } from './program.js';
 
-const dirs: string[] = [];
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pipewright-program-'));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs();
+const dataDir = () => tempDir('pipewright-program-');
 
 const baseOf = (url: string) => url.replace(/\/v0$/, '');
 

@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDirs } from '@pipewright/testing';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, type RunningServer, startProgram } from './program.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, programStarter } from './program.js';
 
 // The purge of expired data, killed with SIGKILL in the middle: the data stays consistent, and
 // the next start finishes the purge.
@@ -11,29 +10,9 @@ import { eventually, type RunningServer, startProgram } from './program.js';
 const EXPIRING = 8_000;
 const DAY_MS = 86_400_000;
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-const started: RunningServer[] = [];
-afterEach(() => {
-  for (const server of started.splice(0)) {
-    if (server.process.exitCode === null && server.process.signalCode === null)
-      server.process.kill('SIGKILL');
-  }
-});
-async function start(dataDir: string) {
-  const server = await startProgram([
-    '--listen',
-    '127.0.0.1:0',
-    '--data-dir',
-    dataDir,
-    '--task-users',
-    'off',
-  ]);
-  started.push(server);
-  return server;
-}
+const tempDir = tempDirs();
+const startProgram = programStarter();
+const start = (dataDir: string) => startProgram(dataDir, ['--task-users', 'off']);
 
 const idOf = (prefix: string, n: number) => `${prefix}${n.toString(36).padStart(26, '0')}`;
 const UNFINISHED = idOf('9', 0);
@@ -169,8 +148,7 @@ const consistent = {
 
 describe('retention', () => {
   it('leaves consistent data when killed in the middle of a purge, which the next start finishes', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pipewright-purge-'));
-    dirs.push(dataDir);
+    const dataDir = tempDir('pipewright-purge-');
     const file = join(dataDir, 'pipewright.db');
     await (await start(dataDir)).stop();
     writeExpiredRows(file);

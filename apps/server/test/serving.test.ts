@@ -3,32 +3,18 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
-import { ApiError, createClient, getScratchpadEntry } from '@pipewright/client';
-import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, lastLine, type RunningServer, startProgram, tempDirsForTasks } from './program.js';
+import { ApiError, getScratchpadEntry } from '@pipewright/client';
+import { certificateFile, clientOf, lastLine, type RunningProgram, tempDirs } from '@pipewright/testing';
+import { describe, expect, it } from 'vitest';
+import { eventually, programStarter } from './program.js';
 
 // How the program serves HTTP while it runs and while it stops, through its real process.
 
-const tempDir = tempDirsForTasks();
-
-const started: RunningServer[] = [];
-async function start(dataDir: string, watch?: (stderr: string) => void, extra: string[] = []) {
-  const server = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extra], {}, watch);
-  started.push(server);
-  return server;
-}
-// A failing test must not leave its servers running.
-afterEach(() => {
-  for (const server of started.splice(0)) {
-    if (server.process.exitCode === null && server.process.signalCode === null)
-      server.process.kill('SIGKILL');
-  }
-});
-
-const certificateOf = (dataDir: string) => readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
+const tempDir = tempDirs({ forTasks: true });
+const start = programStarter();
 
 /** One kept-alive TLS connection to `server`, on which the test writes requests as bytes. */
-function openConnection(server: RunningServer, ca: string) {
+function openConnection(server: RunningProgram, ca: string) {
   const { hostname, port } = new URL(server.url);
   const socket = connect({ host: hostname, port: Number(port), ca });
   let received = '';
@@ -56,11 +42,10 @@ describe('a server stopping on SIGTERM', () => {
     const shared = tempDir('pipewright-serving-shared-');
     // The task must outlast all that the test does during the stop, however slow the machine: a
     // stop deadline that only bounds a broken run.
-    const first = await start(dataDir, undefined, ['--stop-deadline', '600']);
+    const first = await start(dataDir, ['--stop-deadline', '600']);
     const apiKey = lastLine(first.stdout());
-    const ca = certificateOf(dataDir);
-    const baseUrl = first.url.replace(/\/v0$/, '');
-    const admin = createClient({ baseUrl, apiKey, ca });
+    const ca = readFileSync(certificateFile(dataDir), 'utf8');
+    const admin = clientOf(first, dataDir, apiKey);
 
     // A task that runs until the test opens its gate, then writes the scratchpad through the
     // API with its own key: while the server stops.
@@ -88,7 +73,7 @@ describe('a server stopping on SIGTERM', () => {
         ],
       },
     });
-    const client = createClient({ baseUrl, apiKey, ca, projectId });
+    const client = clientOf(first, dataDir, apiKey, projectId);
     const { data: go } = await client.GET('/resources/type/{type}/name/{name}', {
       params: { path: { type: 'command', name: 'go' } },
     });
@@ -120,7 +105,7 @@ describe('a server stopping on SIGTERM', () => {
 
       // Started meanwhile, the next server waits for this one instead of refusing.
       let waiting = false;
-      const next = start(dataDir, (stderr) => {
+      const next = start(dataDir, [], (stderr) => {
         waiting ||= stderr.includes('waiting for the server stopping on the data directory');
       });
       await eventually(() => (waiting ? true : undefined));
@@ -129,7 +114,7 @@ describe('a server stopping on SIGTERM', () => {
       writeFileSync(join(shared, 'open'), '');
       expect(await exited).toBe(0);
       const second = await next;
-      const again = createClient({ baseUrl: second.url.replace(/\/v0$/, ''), apiKey, ca, projectId });
+      const again = clientOf(second, dataDir, apiKey, projectId);
       const pipeline = await eventually(async () => {
         const { data } = await again.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } });
         return data?.status === 'started' || data?.status === 'created' ? undefined : data;
@@ -149,7 +134,7 @@ describe('HTTPS', () => {
     const dataDir = tempDir('pipewright-serving-');
     const server = await start(dataDir);
     const apiKey = lastLine(server.stdout());
-    const caFile = join(dataDir, 'tls', 'cert.pem');
+    const caFile = certificateFile(dataDir);
     const { stdout } = await promisify(execFile)(
       'curl',
       [

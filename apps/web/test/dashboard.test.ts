@@ -3,11 +3,11 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getScratchpadEntry, type Schemas } from '@pipewright/client';
+import { type RunningServer, startServer } from '@pipewright/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, seriousViolations } from './helpers/browser.js';
 import { RESOURCES } from './helpers/resources.js';
-import { type RunningServer, startServer } from './helpers/server.js';
 
 // The dashboard as a person uses it, in headless Chromium against the real server program:
 // one story, in order, each step starting where the one before left the page. The API key

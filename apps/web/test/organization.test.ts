@@ -1,10 +1,10 @@
 /// <reference lib="dom" />
 import type { Schemas } from '@pipewright/client';
+import { type RunningServer, startServer } from '@pipewright/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, seriousViolations } from './helpers/browser.js';
 import { RESOURCES } from './helpers/resources.js';
-import { type RunningServer, startServer } from './helpers/server.js';
 
 // The organization's accounts and API keys, and the pipelines filtered by the server with the
 // filters in the URL, in headless Chromium against the real server program.

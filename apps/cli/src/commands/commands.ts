@@ -4,8 +4,9 @@ import { followToEnd } from '../follow.js';
 import { printJson, printList, printTable } from '../listing.js';
 import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
 import { parseParameters } from '../parameters.js';
+import { showCommand } from '../show.js';
 import { type Column, renderFields } from '../table.js';
-import { argument, flag } from '../values.js';
+import { flag } from '../values.js';
 
 type Resource = Schemas['Resource'];
 type CommandData = Schemas['CommandData'];
@@ -66,19 +67,13 @@ export const commands: Group = {
         return 0;
       },
     },
-    {
+    showCommand({
       name: 'describe',
       args: 'NAME',
       summary: 'Show a command: its parameters (types, defaults, variables) and pipelines.',
-      arity: [1, 1],
-      options: JSON_OPTION,
-      async run(session, invocation) {
-        const { client } = await session.project();
-        const resource = await commandNamed(client, argument(invocation, 0));
-        if (flag(invocation, 'json')) {
-          printJson(session, resource);
-          return 0;
-        }
+      noun: 'command',
+      fetch: commandNamed,
+      print(session, _client, resource) {
         const data = dataOf(resource);
         session.stdout.write(
           renderFields([
@@ -94,9 +89,8 @@ export const commands: Group = {
           session.stdout.write('\n');
           printTable(session, parameterColumns, data.parameters);
         }
-        return 0;
       },
-    },
+    }),
     {
       name: 'execute',
       args: 'NAME [KEY=VALUE...]',

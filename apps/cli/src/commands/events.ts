@@ -5,6 +5,7 @@ import { readStdin } from '../input.js';
 import { printJson, printList, printTable } from '../listing.js';
 import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
 import type { Session } from '../session.js';
+import { showCommand } from '../show.js';
 import { type Column, formatTime, renderFields } from '../table.js';
 import { argument, flag, option } from '../values.js';
 
@@ -148,22 +149,12 @@ export const events: Group = {
         return 0;
       },
     },
-    {
-      name: 'show',
-      args: 'ID',
+    showCommand({
       summary: 'Show an event and its data.',
-      arity: [1, 1],
-      options: JSON_OPTION,
-      async run(session, invocation) {
-        const { client } = await session.project();
-        const id = argument(invocation, 0);
-        const { data: event } = await client.GET('/events/id/{id}', { params: { path: { id } } });
-        if (!event) throw new Error(`no answer for event ${id}`);
-        if (flag(invocation, 'json')) printJson(session, event);
-        else printEvent(session, event);
-        return 0;
-      },
-    },
+      noun: 'event',
+      fetch: async (client, id) => (await client.GET('/events/id/{id}', { params: { path: { id } } })).data,
+      print: (session, _client, event) => printEvent(session, event),
+    }),
     {
       name: 'replay',
       args: 'ID',

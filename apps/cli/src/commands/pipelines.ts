@@ -1,9 +1,10 @@
 import type { ApiClient, Schemas } from '@pipewright/client';
 import type { Command, Group } from '../command.js';
 import { followToEnd, inPipelineOrder, taskLabel } from '../follow.js';
-import { fetchList, printJson, printList, printTable } from '../listing.js';
-import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
+import { fetchList, printList, printTable } from '../listing.js';
+import { LIST_OPTIONS, STATUS_OPTION } from '../options.js';
 import type { Session } from '../session.js';
+import { showCommand } from '../show.js';
 import { type Column, formatDuration, formatTime, renderFields } from '../table.js';
 import { argument, flag, option } from '../values.js';
 
@@ -69,14 +70,7 @@ export const pipelines: Group = {
       name: 'list',
       summary: 'List the pipelines of the project, newest first.',
       arity: [0, 0],
-      options: {
-        status: {
-          type: 'string',
-          value: 'STATUS',
-          description: 'created, started, successful, failed or aborted',
-        },
-        ...LIST_OPTIONS,
-      },
+      options: { ...STATUS_OPTION, ...LIST_OPTIONS },
       async run(session, invocation) {
         const { client } = await session.project();
         const status = option(invocation, 'status') as Pipeline['status'] | undefined;
@@ -93,21 +87,12 @@ export const pipelines: Group = {
         return 0;
       },
     },
-    {
-      name: 'show',
-      args: 'ID',
+    showCommand({
       summary: 'Show a pipeline and its tasks.',
-      arity: [1, 1],
-      options: JSON_OPTION,
-      async run(session, invocation) {
-        const { client } = await session.project();
-        const id = argument(invocation, 0);
-        const { data: pipeline } = await client.GET('/pipelines/id/{id}', { params: { path: { id } } });
-        if (!pipeline) throw new Error(`no answer for pipeline ${id}`);
-        if (flag(invocation, 'json')) {
-          printJson(session, pipeline);
-          return 0;
-        }
+      noun: 'pipeline',
+      fetch: async (client, id) =>
+        (await client.GET('/pipelines/id/{id}', { params: { path: { id } } })).data,
+      async print(session, client, pipeline) {
         session.stdout.write(
           renderFields([
             ['Pipeline', `${pipeline.name} ${pipeline.id}`],
@@ -121,13 +106,12 @@ export const pipelines: Group = {
             ['Duration', formatDuration(pipeline.start_time, pipeline.end_time) || undefined],
           ]),
         );
-        const query = { pipeline_id: id, sort: 'creation_time', size: 100 } as const;
+        const query = { pipeline_id: pipeline.id, sort: 'creation_time', size: 100 } as const;
         const { elements: tasks } = await fetchList(client, '/tasks', query, true);
         session.stdout.write('\n');
         printTable(session, taskColumns, inPipelineOrder(tasks));
-        return 0;
       },
-    },
+    }),
     control(
       'abort',
       '/pipelines/id/{id}/abort',

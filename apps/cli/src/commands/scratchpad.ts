@@ -1,4 +1,4 @@
-import { getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
+import { type ApiClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
 import type { Command, Group, Invocation } from '../command.js';
 import { UsageError } from '../errors.js';
 import { readStdin } from '../input.js';
@@ -15,7 +15,13 @@ const PIPELINE_OPTION: OptionSpecs = {
   },
 };
 
-async function target(session: Session, invocation: Invocation) {
+/** The pipeline whose scratchpad a subcommand works on, and a client of its project. */
+interface Target {
+  client: ApiClient;
+  pipelineId: string;
+}
+
+async function target(session: Session, invocation: Invocation): Promise<Target> {
   const pipelineId = option(invocation, 'pipeline') ?? session.settings.pipelineId;
   if (!pipelineId) {
     throw new UsageError(
@@ -26,9 +32,21 @@ async function target(session: Session, invocation: Invocation) {
   return { client, pipelineId };
 }
 
-/** A scratchpad subcommand: every one takes --pipeline. */
-function entryCommand(command: Omit<Command, 'options'> & { options?: OptionSpecs }): Command {
-  return { ...command, options: { ...PIPELINE_OPTION, ...command.options } };
+/** A scratchpad subcommand: every one takes --pipeline, and runs on its target, exiting 0. */
+function entryCommand(
+  command: Omit<Command, 'options' | 'run'> & {
+    options?: OptionSpecs;
+    run(target: Target, invocation: Invocation, session: Session): Promise<void>;
+  },
+): Command {
+  return {
+    ...command,
+    options: { ...PIPELINE_OPTION, ...command.options },
+    async run(session, invocation) {
+      await command.run(await target(session, invocation), invocation, session);
+      return 0;
+    },
+  };
 }
 
 export const scratchpad: Group = {
@@ -40,8 +58,7 @@ export const scratchpad: Group = {
       summary: 'List the entries of the scratchpad.',
       arity: [0, 0],
       options: JSON_OPTION,
-      async run(session, invocation) {
-        const { client, pipelineId } = await target(session, invocation);
+      async run({ client, pipelineId }, invocation, session) {
         const { data = {} } = await client.GET('/pipelines/id/{id}/scratchpad', {
           params: { path: { id: pipelineId } },
         });
@@ -54,7 +71,6 @@ export const scratchpad: Group = {
           ];
           printTable(session, columns, Object.entries(data));
         }
-        return 0;
       },
     }),
     entryCommand({
@@ -62,12 +78,10 @@ export const scratchpad: Group = {
       args: 'KEY',
       summary: 'Print the value of an entry, exactly as stored.',
       arity: [1, 1],
-      async run(session, invocation) {
-        const { client, pipelineId } = await target(session, invocation);
+      async run({ client, pipelineId }, invocation, session) {
         const value = await getScratchpadEntry(client, pipelineId, argument(invocation, 0));
         // Exactly the value for scripts; a final newline for people at a terminal.
         session.stdout.write(session.stdout.isTTY && !value.endsWith('\n') ? `${value}\n` : value);
-        return 0;
       },
     }),
     entryCommand({
@@ -75,12 +89,10 @@ export const scratchpad: Group = {
       args: 'KEY VALUE|-',
       summary: 'Set an entry (- reads the value from standard input).',
       arity: [2, 2],
-      async run(session, invocation) {
-        const { client, pipelineId } = await target(session, invocation);
+      async run({ client, pipelineId }, invocation) {
         const given = argument(invocation, 1);
         const value = given === '-' ? await readStdin() : given;
         await setScratchpadEntry(client, pipelineId, argument(invocation, 0), value);
-        return 0;
       },
     }),
     entryCommand({
@@ -88,22 +100,18 @@ export const scratchpad: Group = {
       args: 'KEY',
       summary: 'Delete an entry.',
       arity: [1, 1],
-      async run(session, invocation) {
-        const { client, pipelineId } = await target(session, invocation);
+      async run({ client, pipelineId }, invocation) {
         await client.DELETE('/pipelines/id/{id}/scratchpad/key/{key}', {
           params: { path: { id: pipelineId, key: argument(invocation, 0) } },
         });
-        return 0;
       },
     }),
     entryCommand({
       name: 'clear',
       summary: 'Delete every entry.',
       arity: [0, 0],
-      async run(session, invocation) {
-        const { client, pipelineId } = await target(session, invocation);
+      async run({ client, pipelineId }) {
         await client.DELETE('/pipelines/id/{id}/scratchpad', { params: { path: { id: pipelineId } } });
-        return 0;
       },
     }),
   ],

@@ -4,7 +4,8 @@ import { UsageError } from '../errors.js';
 import { taskLabel } from '../follow.js';
 import { followTaskOutput } from '../follow-output.js';
 import { printJson, printList, printTable } from '../listing.js';
-import { JSON_OPTION, LIST_OPTIONS } from '../options.js';
+import { JSON_OPTION, LIST_OPTIONS, STATUS_OPTION } from '../options.js';
+import { showCommand } from '../show.js';
 import { restarted, stepBody, taskOutputHeading } from '../steps.js';
 import { type Column, formatDuration, formatTime, renderFields } from '../table.js';
 import { argument, flag, option } from '../values.js';
@@ -44,11 +45,7 @@ export const tasks: Group = {
       arity: [0, 0],
       options: {
         pipeline: { type: 'string', value: 'ID', description: 'only the tasks of this pipeline' },
-        status: {
-          type: 'string',
-          value: 'STATUS',
-          description: 'created, started, successful, failed or aborted',
-        },
+        ...STATUS_OPTION,
         ...LIST_OPTIONS,
       },
       async run(session, invocation) {
@@ -65,21 +62,11 @@ export const tasks: Group = {
         return 0;
       },
     },
-    {
-      name: 'show',
-      args: 'ID',
+    showCommand({
       summary: 'Show a task and the executions of its steps, in every run.',
-      arity: [1, 1],
-      options: JSON_OPTION,
-      async run(session, invocation) {
-        const { client } = await session.project();
-        const id = argument(invocation, 0);
-        const { data: task } = await client.GET('/tasks/id/{id}', { params: { path: { id } } });
-        if (!task) throw new Error(`no answer for task ${id}`);
-        if (flag(invocation, 'json')) {
-          printJson(session, task);
-          return 0;
-        }
+      noun: 'task',
+      fetch: async (client, id) => (await client.GET('/tasks/id/{id}', { params: { path: { id } } })).data,
+      async print(session, client, task) {
         session.stdout.write(
           renderFields([
             ['Task', `${taskLabel(task)} ${task.id}`],
@@ -94,14 +81,15 @@ export const tasks: Group = {
             ['Failure', task.failure_message],
           ]),
         );
-        const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', { params: { path: { id } } });
+        const { data: steps = [] } = await client.GET('/tasks/id/{id}/steps', {
+          params: { path: { id: task.id } },
+        });
         if (steps.length > 0) {
           session.stdout.write('\n');
           printTable(session, restarted(steps) ? [runColumn, ...stepColumns] : stepColumns, steps);
         }
-        return 0;
       },
-    },
+    }),
     {
       name: 'output',
       args: 'ID',

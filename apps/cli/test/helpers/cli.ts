@@ -35,19 +35,30 @@ export function cleanUpHomes(): void {
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
 }
 
-/** Starts the program with a home of its own; its standard input is left open. */
-export function spawnCli(args: string[], options: CliOptions = {}) {
+/** Starts `command` with a home of its own (HOME, XDG_CONFIG_HOME); its standard input is left open. */
+export function spawnInHome(command: string, args: string[], options: CliOptions = {}) {
   const home = temporaryHome();
-  return spawn(process.execPath, [CLI_BIN, ...args], {
+  return spawn(command, args, {
     cwd: options.cwd ?? home,
     env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
 
-/** Runs the program to its end (killed after a bound) and collects what it printed. */
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const child = spawnCli(args, options);
+/** Starts the program with a home of its own; its standard input is left open. */
+export function spawnCli(args: string[], options: CliOptions = {}) {
+  return spawnInHome(process.execPath, [CLI_BIN, ...args], options);
+}
+
+/**
+ * Feeds `input` to a started run, then collects what it prints until it ends (killed after a
+ * bound); `what` names it in the error of a run that does not end.
+ */
+export function collectRun(
+  child: ReturnType<typeof spawnInHome>,
+  what: string,
+  input = '',
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => {
@@ -56,17 +67,22 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
-  child.stdin.end(options.input ?? '');
+  child.stdin.end(input);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`pipewright ${args.join(' ')} did not end in time:\n${stdout}\n${stderr}`));
+      reject(new Error(`${what} did not end in time:\n${stdout}\n${stderr}`));
     }, 120_000); // a hung run only: a loaded machine may take seconds
     child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs the program to its end (killed after a bound) and collects what it printed. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return collectRun(spawnCli(args, options), `pipewright ${args.join(' ')}`, options.input);
 }
 
 /** The environment a running task has: enough to use the program with no flags. */
