@@ -10,7 +10,7 @@ import { OrganizationPage } from './views/organization.js';
 import { PipelinePage } from './views/pipeline.js';
 import { PipelinesPage } from './views/pipelines.js';
 import { ProjectsPage } from './views/projects.js';
-import { ResourcesPage } from './views/resources.js';
+import { isResourceType, ResourcesPage } from './views/resources.js';
 import { SignInPage } from './views/sign-in.js';
 import { TaskPage } from './views/task.js';
 
@@ -47,7 +47,12 @@ function ProjectRoutes() {
       <Route path="/p/:project/commands/:name">{(params) => <CommandPage name={params.name} />}</Route>
       <Route path="/p/:project/events" component={EventsPage} />
       <Route path="/p/:project/events/:id">{(params) => <EventPage id={params.id} />}</Route>
-      <Route path="/p/:project/resources" component={ResourcesPage} />
+      <Route path="/p/:project/resources">{() => <ResourcesPage />}</Route>
+      <Route path="/p/:project/resources/:type/:name?">
+        {(params) =>
+          isResourceType(params.type) ? <ResourcesPage type={params.type} name={params.name} /> : <NotFound />
+        }
+      </Route>
       <Route component={NotFound} />
     </Switch>
   );

@@ -79,11 +79,6 @@ export interface LiveQueryOptions<T> {
   queryFn: () => Promise<T>;
   /** Whether the data can still change (a pipeline not ended, a step still running). */
   live: (data: T | undefined) => boolean;
-  /**
-   * False for data the stream of changes does not announce (the output of a running step):
-   * it is polled while live, stream or not.
-   */
-  announced?: boolean;
   enabled?: boolean;
 }
 
@@ -96,7 +91,6 @@ export function useLiveQuery<T>({
   queryKey,
   queryFn,
   live,
-  announced = true,
   enabled = true,
 }: LiveQueryOptions<T>): UseQueryResult<T> {
   const streaming = useContext(StreamingContext);
@@ -104,6 +98,6 @@ export function useLiveQuery<T>({
     queryKey,
     queryFn,
     enabled,
-    refetchInterval: (query) => (live(query.state.data) && !(streaming && announced) ? LIVE_POLL_MS : false),
+    refetchInterval: (query) => (live(query.state.data) && !streaming ? LIVE_POLL_MS : false),
   });
 }

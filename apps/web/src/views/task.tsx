@@ -1,9 +1,11 @@
 import type { Schemas } from '@pipewright/client';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { dataOf } from '../api/data.js';
 import { useLiveQuery } from '../api/live.js';
 import { useProject } from '../api/project.js';
+import { useTaskOutput } from '../api/task-output.js';
 import { AnsiOutput, countMatches } from '../ui/ansi-output.js';
 import { ErrorNotice, Loading } from '../ui/notices.js';
 import { PageTitle } from '../ui/page.js';
@@ -32,7 +34,7 @@ function download(fileName: string, text: string): void {
   URL.revokeObjectURL(url);
 }
 
-/** A task: every step of every attempt of every run, with its output, following it live. */
+/** A task: every step of every attempt of every run, with its output as it is written. */
 export function TaskPage({ id }: { id: string }) {
   const { client, path } = useProject();
   const [search, setSearch] = useState('');
@@ -41,17 +43,16 @@ export function TaskPage({ id }: { id: string }) {
     queryFn: () => dataOf(client.GET('/tasks/id/{id}', { params: { path: { id } } })),
     live: (data) => isActive(data?.status),
   });
-  const steps = useLiveQuery({
+  // Read again when the task's output stream or the project's stream of changes says they changed.
+  const steps = useQuery({
     queryKey: ['task', id, 'steps'],
-    // The stream of changes tells when a task changes status, not when a step prints.
-    announced: false,
     queryFn: () => dataOf(client.GET('/tasks/id/{id}/steps', { params: { path: { id } } })),
-    live: (data) => isActive(task.data?.status) || (data?.some((s) => s.status === 'started') ?? true),
   });
+  const output = useTaskOutput(client, id, steps.data);
   if (task.error) return <ErrorNotice error={task.error} />;
   if (!task.data) return <Loading what="task" />;
   const t = task.data;
-  const executions = steps.data ?? [];
+  const executions = (steps.data ?? []).map((step) => ({ ...step, output: output.outputOf(step) }));
   const matches = executions.reduce((sum, step) => sum + countMatches(step.output, search), 0);
   return (
     <>
@@ -87,6 +88,7 @@ export function TaskPage({ id }: { id: string }) {
         <span role="status">{search ? `${matches} match${matches === 1 ? '' : 'es'}` : ''}</span>
       </div>
       {steps.error && <ErrorNotice error={steps.error} />}
+      {output.error !== undefined && <ErrorNotice error={output.error} />}
       {!steps.data && !steps.error && <Loading what="steps" />}
       {steps.data?.length === 0 && <p className="muted">No step has run yet.</p>}
       {byAttempt(executions).map((group) => (

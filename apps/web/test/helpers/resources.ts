@@ -1,7 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the steps are shell code, with shell variables.
 // The project the browser tests deploy: a command whose pipeline is a small graph (one task
 // with two instances), a test that can fail once (its marker file says it did), coloured
-// output, and a trigger on custom events.
+// output, a trigger on custom events, a time trigger, and a command whose step waits for a
+// file the test creates, prints a line, then waits for another (each wait a minute at most,
+// then the step fails).
 
 export const RESOURCES = [
   {
@@ -90,6 +92,57 @@ export const RESOURCES = [
     version: 1,
     name: 'publish',
     data: { steps: [{ label: 'Publish', command: 'echo', arguments: ['published'] }] },
+  },
+  {
+    type: 'command',
+    version: 1,
+    name: 'follow',
+    description: 'Wait for a file, print a line, then wait for the release file.',
+    data: {
+      parameters: [
+        {
+          name: 'marker',
+          type: 'string',
+          description: 'The files waited for, without their suffix.',
+          environment: 'MARKER',
+        },
+      ],
+      pipelines: ['follow'],
+    },
+  },
+  { type: 'pipeline', version: 1, name: 'follow', data: { tasks: [{ task: 'wait' }] } },
+  {
+    type: 'task',
+    version: 1,
+    name: 'wait',
+    data: {
+      steps: [
+        {
+          label: 'Wait for the release',
+          code: [
+            'wait_for() {',
+            '  i=0; while [ ! -e "$1" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; [ -e "$1" ]',
+            '}',
+            'wait_for "$MARKER.print" || exit 1',
+            "printf '\\033[36mwaiting for the release\\033[0m\\n'",
+            'wait_for "$MARKER.release" || exit 1',
+            'echo released',
+          ].join('\n'),
+        },
+      ],
+    },
+  },
+  {
+    type: 'trigger',
+    version: 1,
+    name: 'weekly-check',
+    description: 'Checks the build every Sunday at 03:00 UTC.',
+    data: {
+      connector: 'time',
+      event: 'tick',
+      parameters: { weekly: { day: 'sunday', hour: 3 } },
+      pipelines: ['check'],
+    },
   },
   {
     type: 'trigger',

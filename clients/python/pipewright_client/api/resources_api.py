@@ -36,6 +36,142 @@ class ResourcesApi(object):
             api_client = ApiClient()
         self.api_client = api_client
 
+    def get_next_ticks(self, x_service_project_id, id, **kwargs):  # noqa: E501
+        """Get the next ticks of a time trigger  # noqa: E501
+
+        Returns when a resource of the current project ticks next: for a trigger of connector `time`, the scheduled times of its next `count` ticks after the time of the request, computed from its installed schedule in UTC as the server's ticker runs them; for any other resource, none. A schedule changed by an install starts after the install, so the times always follow the schedule installed now. An identifier that is not a resource of the project gives `404 unknown_resource`.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.get_next_ticks(x_service_project_id, id, async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
+        :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
+        :param int count: How many ticks to list, 1 to 100 (default 5). A value out of range is rejected with `400 invalid_query_parameter`.
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: NextTicks
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+        kwargs['_return_http_data_only'] = True
+        return self.get_next_ticks_with_http_info(x_service_project_id, id, **kwargs)  # noqa: E501
+
+    def get_next_ticks_with_http_info(self, x_service_project_id, id, **kwargs):  # noqa: E501
+        """Get the next ticks of a time trigger  # noqa: E501
+
+        Returns when a resource of the current project ticks next: for a trigger of connector `time`, the scheduled times of its next `count` ticks after the time of the request, computed from its installed schedule in UTC as the server's ticker runs them; for any other resource, none. A schedule changed by an install starts after the install, so the times always follow the schedule installed now. An identifier that is not a resource of the project gives `404 unknown_resource`.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.get_next_ticks_with_http_info(x_service_project_id, id, async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str x_service_project_id: Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`. (required)
+        :param str id: Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`. (required)
+        :param int count: How many ticks to list, 1 to 100 (default 5). A value out of range is rejected with `400 invalid_query_parameter`.
+        :param _return_http_data_only: response data without head status code
+                                       and headers
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: tuple(NextTicks, status_code(int), headers(HTTPHeaderDict))
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+
+        local_var_params = locals()
+
+        all_params = [
+            'x_service_project_id',
+            'id',
+            'count'
+        ]
+        all_params.extend(
+            [
+                'async_req',
+                '_return_http_data_only',
+                '_preload_content',
+                '_request_timeout'
+            ]
+        )
+
+        for key, val in six.iteritems(local_var_params['kwargs']):
+            if key not in all_params:
+                raise ApiTypeError(
+                    "Got an unexpected keyword argument '%s'"
+                    " to method get_next_ticks" % key
+                )
+            local_var_params[key] = val
+        del local_var_params['kwargs']
+        # verify the required parameter 'x_service_project_id' is set
+        if self.api_client.client_side_validation and ('x_service_project_id' not in local_var_params or  # noqa: E501
+                                                        local_var_params['x_service_project_id'] is None):  # noqa: E501
+            raise ApiValueError("Missing the required parameter `x_service_project_id` when calling `get_next_ticks`")  # noqa: E501
+        # verify the required parameter 'id' is set
+        if self.api_client.client_side_validation and ('id' not in local_var_params or  # noqa: E501
+                                                        local_var_params['id'] is None):  # noqa: E501
+            raise ApiValueError("Missing the required parameter `id` when calling `get_next_ticks`")  # noqa: E501
+
+        if self.api_client.client_side_validation and 'x_service_project_id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['x_service_project_id']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `x_service_project_id` when calling `get_next_ticks`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'id' in local_var_params and not re.search(r'^[0-9A-Za-z]{27}$', local_var_params['id']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `id` when calling `get_next_ticks`, must conform to the pattern `/^[0-9A-Za-z]{27}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'count' in local_var_params and local_var_params['count'] > 100:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `count` when calling `get_next_ticks`, must be a value less than or equal to `100`")  # noqa: E501
+        if self.api_client.client_side_validation and 'count' in local_var_params and local_var_params['count'] < 1:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `count` when calling `get_next_ticks`, must be a value greater than or equal to `1`")  # noqa: E501
+        collection_formats = {}
+
+        path_params = {}
+        if 'id' in local_var_params:
+            path_params['id'] = local_var_params['id']  # noqa: E501
+
+        query_params = []
+        if 'count' in local_var_params and local_var_params['count'] is not None:  # noqa: E501
+            query_params.append(('count', local_var_params['count']))  # noqa: E501
+
+        header_params = {}
+        if 'x_service_project_id' in local_var_params:
+            header_params['X-Service-Project-Id'] = local_var_params['x_service_project_id']  # noqa: E501
+
+        form_params = []
+        local_var_files = {}
+
+        body_params = None
+        # HTTP header `Accept`
+        header_params['Accept'] = self.api_client.select_header_accept(
+            ['application/json'])  # noqa: E501
+
+        # Authentication setting
+        auth_settings = ['bearerAuth']  # noqa: E501
+
+        return self.api_client.call_api(
+            '/resources/id/{id}/next_ticks', 'GET',
+            path_params,
+            query_params,
+            header_params,
+            body=body_params,
+            post_params=form_params,
+            files=local_var_files,
+            response_type='NextTicks',  # noqa: E501
+            auth_settings=auth_settings,
+            async_req=local_var_params.get('async_req'),
+            _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501
+            _preload_content=local_var_params.get('_preload_content', True),
+            _request_timeout=local_var_params.get('_request_timeout'),
+            collection_formats=collection_formats)
+
     def get_resource(self, x_service_project_id, id, **kwargs):  # noqa: E501
         """Get a resource  # noqa: E501
 

@@ -44,6 +44,7 @@ from pipewright_client.models.identity_kind import IdentityKind
 from pipewright_client.models.identity_page import IdentityPage
 from pipewright_client.models.identity_spec import IdentitySpec
 from pipewright_client.models.jsv_error import JsvError
+from pipewright_client.models.next_ticks import NextTicks
 from pipewright_client.models.notification_attempt import NotificationAttempt
 from pipewright_client.models.notification_delivery import NotificationDelivery
 from pipewright_client.models.notification_delivery_email import NotificationDeliveryEmail

@@ -8,6 +8,7 @@ import { createCommandService } from './commands.service.js';
 import { createEventIntake } from './event-intake.js';
 import { createEventService } from './events.service.js';
 import { createIdentityService } from './identities.service.js';
+import { createNextTicksService } from './next-ticks.service.js';
 import { createNotificationService } from './notifications.service.js';
 import { createOrganizationService } from './organizations.service.js';
 import { createPipelineService } from './pipelines.service.js';
@@ -61,13 +62,15 @@ export function createServices(
   const pipelines = createPipelineService(store, work, clock);
   const intake = createEventIntake(store, work, clock);
   const events = createEventService(store, intake);
+  const resources = createResourceService(store, projects, clock, schedules);
   return {
     auth: createAuthService(store, clock),
     organizations: createOrganizationService(store),
     accounts: createAccountService(store, clock),
     apiKeys: createApiKeyService(store, clock),
     projects,
-    resources: createResourceService(store, projects, clock, schedules),
+    resources,
+    nextTicks: createNextTicksService(resources, clock),
     commands: createCommandService(store, intake),
     events,
     webhooks: createWebhookService(store, intake, clock),

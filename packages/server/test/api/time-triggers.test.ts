@@ -87,6 +87,117 @@ describe('time triggers', () => {
   });
 });
 
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The first `count` times after `t` (ms) of a schedule ticking at `first(t)`, then every
+ * `period` ms: worked out here with the calendar, apart from the server's arithmetic.
+ */
+const ticksAfter = (t: number, first: (t: number) => number, period: number, count: number) =>
+  Array.from({ length: count }, (_, k) => new Date(first(t) + k * period).toISOString());
+/** Midnight UTC of the day of `t`. */
+const dayOf = (t: number) => Math.floor(t / DAY_MS) * DAY_MS;
+/** The first time after `t` that is `offset` ms into a day: `offset` into the next day if passed. */
+const nextInDay = (t: number, offset: number) => dayOf(t) + offset + (dayOf(t) + offset > t ? 0 : DAY_MS);
+
+describe('getNextTicks', () => {
+  // Each case: the schedule, and its first tick after `t` and period, as the calendar says.
+  it.each([
+    ['periodic', { periodic: 3600 }, (t: number) => (Math.floor(t / HOUR_MS) + 1) * HOUR_MS, HOUR_MS],
+    [
+      'hourly',
+      { hourly: { minute: 15, second: 30 } },
+      (t: number) => {
+        const inHour = Math.floor(t / HOUR_MS) * HOUR_MS + 930_000;
+        return inHour > t ? inHour : inHour + HOUR_MS;
+      },
+      HOUR_MS,
+    ],
+    ['daily', { daily: { hour: 3, minute: 30 } }, (t: number) => nextInDay(t, 3.5 * HOUR_MS), DAY_MS],
+    [
+      'weekly',
+      { weekly: { day: 'sunday', hour: 3 } },
+      (t: number) => {
+        const sunday = dayOf(t) - new Date(t).getUTCDay() * DAY_MS + 3 * HOUR_MS;
+        return sunday > t ? sunday : sunday + 7 * DAY_MS;
+      },
+      7 * DAY_MS,
+    ],
+  ])(
+    'lists the next ticks of a %s schedule after now, the earliest first',
+    async (_kind, schedule, first, period) => {
+      const { client } = await projectWith(server, [...checksItsEvent, timeTrigger('scheduled', schedule)]);
+      const id = await resourceId(client, 'trigger', 'scheduled');
+      const before = Date.now();
+      const { data } = await client.GET('/resources/id/{id}/next_ticks', { params: { path: { id } } });
+      const after = Date.now();
+      // A tick may pass during the request: then the list starts one tick later.
+      expect([ticksAfter(before, first, period, 5), ticksAfter(after, first, period, 5)]).toContainEqual(
+        data?.next_ticks,
+      );
+      expect(data?.resource_id).toBe(id);
+      const { data: three } = await client.GET('/resources/id/{id}/next_ticks', {
+        params: { path: { id }, query: { count: 3 } },
+      });
+      expect(three?.next_ticks).toHaveLength(3);
+    },
+  );
+
+  it('lists the one tick of a oneshot to come, and none once it has passed', async () => {
+    const soon = new Date(Date.now() + DAY_MS).toISOString();
+    const past = new Date(Date.now() - DAY_MS).toISOString();
+    const { client } = await projectWith(server, [
+      ...checksItsEvent,
+      timeTrigger('soon', { oneshot: soon }),
+      timeTrigger('past', { oneshot: past }),
+    ]);
+    const ticksOf = async (name: string) => {
+      const id = await resourceId(client, 'trigger', name);
+      return (await client.GET('/resources/id/{id}/next_ticks', { params: { path: { id } } })).data
+        ?.next_ticks;
+    };
+    expect(await ticksOf('soon')).toEqual([soon]);
+    expect(await ticksOf('past')).toEqual([]);
+  });
+
+  it('lists the tick the ticker runs next first', async () => {
+    const { client } = await projectWith(server, [
+      ...checksItsEvent,
+      timeTrigger('next', { periodic: 7200 }),
+    ]);
+    const id = await resourceId(client, 'trigger', 'next');
+    const { data } = await client.GET('/resources/id/{id}/next_ticks', { params: { path: { id } } });
+    const [first] = data?.next_ticks ?? [];
+    now = new Date(Date.parse(first ?? '') + 1000);
+    server.ticker?.tickOnce();
+    const { data: events } = await client.GET('/events', { params: { query: { connector: 'time' } } });
+    expect(events?.elements.map((event) => event.event_time)).toEqual([first]);
+  });
+
+  it('lists no tick of other resources, and refuses an unknown resource or count', async () => {
+    const { client } = await projectWith(server, [...checksItsEvent, trigger('on-push', 'push', ['hourly'])]);
+    for (const [type, name] of [
+      ['trigger', 'on-push'],
+      ['task', 'check'],
+      ['pipeline', 'hourly'],
+    ] as const) {
+      const id = await resourceId(client, type, name);
+      const { data } = await client.GET('/resources/id/{id}/next_ticks', { params: { path: { id } } });
+      expect(data).toEqual({ resource_id: id, next_ticks: [] });
+    }
+    const unknown = '2Fv9zQx0bY3kLmN8pQrStUvWxYz';
+    await expect(
+      client.GET('/resources/id/{id}/next_ticks', { params: { path: { id: unknown } } }),
+    ).rejects.toMatchObject({ status: 404, code: 'unknown_resource', data: { id: unknown } });
+    const id = await resourceId(client, 'task', 'check');
+    for (const count of [0, 101]) {
+      await expect(
+        client.GET('/resources/id/{id}/next_ticks', { params: { path: { id }, query: { count } } }),
+      ).rejects.toMatchObject({ status: 400, code: 'invalid_query_parameter' });
+    }
+  });
+});
+
 describe('time triggers on a running ticker', () => {
   // Between passes this ticker sleeps an hour unless woken: a tick within the wait below
   // shows that the install woke it.

@@ -478,6 +478,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/resources/id/{id}/next_ticks": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the next ticks of a time trigger
+         * @description Returns when a resource of the current project ticks next: for a trigger of connector `time`, the scheduled times of its next `count` ticks after the time of the request, computed from its installed schedule in UTC as the server's ticker runs them; for any other resource, none. A schedule changed by an install starts after the install, so the times always follow the schedule installed now. An identifier that is not a resource of the project gives `404 unknown_resource`.
+         */
+        get: operations["getNextTicks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identities": {
         parameters: {
             query?: never;
@@ -3092,6 +3124,23 @@ export interface components {
             previous?: components["schemas"]["Cursor"];
             /** @description Cursor of the page after this one; absent when no element follows this page. */
             next?: components["schemas"]["Cursor"];
+        };
+        /**
+         * @description When a resource ticks next: for a trigger of connector `time`, the scheduled times of its next ticks after the time of the request, as its schedule (`parameters`, see TimeSchedule) gives them, the earliest first. Each tick is an event of the trigger whose `event_time` and `/scheduled_time` are that time. Every other resource has no ticks.
+         * @example {
+         *       "resource_id": "2FwkY9pF34Qy6nB3Wwd25rq4f5z",
+         *       "next_ticks": [
+         *         "2026-11-23T03:30:00.000Z",
+         *         "2026-11-24T03:30:00.000Z",
+         *         "2026-11-25T03:30:00.000Z"
+         *       ]
+         *     }
+         */
+        NextTicks: {
+            /** @description Identifier of the resource. */
+            resource_id: components["schemas"]["Id"];
+            /** @description The scheduled times of the next ticks, the earliest first, at most the `count` asked for. Empty for a resource that is not a trigger of connector `time`, and for a `oneshot` schedule whose time has passed; one time at most for a `oneshot`. The ticks of a disabled trigger pass without running, and are listed all the same. */
+            next_ticks: components["schemas"]["DateTime"][];
         };
         /**
          * @description What an identity holds, which says the members of its `data` and the variables and files the steps of a task naming it get (`P` is the identity's name in capitals, each `-` made `_`: `deploy-key` gives `DEPLOY_KEY`): `secret`, a generic secret: `value`, given as `P_VALUE`; `username_password`: `username` and `password`, given as `P_USERNAME` and `P_PASSWORD`; `api_token`: `token`, given as `P_TOKEN`; `ssh_key`: `private_key` and, optionally, `known_hosts`, each written to a file of mode 0600 that only the task reads (the key ends with a newline, as ssh wants), given as `P_PRIVATE_KEY_FILE` and `P_KNOWN_HOSTS_FILE`, and `P_SSH_COMMAND`, an ssh command line that uses them (`ssh -i FILE -o IdentitiesOnly=yes`, and with `known_hosts` `-o UserKnownHostsFile=FILE -o StrictHostKeyChecking=yes`), for `GIT_SSH_COMMAND`.
@@ -5957,6 +6006,58 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Resource"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getNextTicks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many ticks to list, 1 to 100 (default 5). A value out of range is rejected with `400 invalid_query_parameter`.
+                 * @example 3
+                 */
+                count?: number;
+            };
+            header: {
+                /**
+                 * @description Identifier of the current project: every project route reads and writes inside this project only. A request without the header is rejected with `400 missing_project_id`; an identifier that is not a project of the organization of the API key is rejected with `404 unknown_project`. Find the identifier of a project from its name with `GET /projects/name/{name}`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                "X-Service-Project-Id": components["parameters"]["ProjectIdHeader"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the object (a KSUID: 27 base62 characters). A value that is not a well-formed identifier is rejected with `400 invalid_route_variable`.
+                 * @example 2Fv9zQx0bY3kLmN8pQrStUvWxYz
+                 */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next ticks of the resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "resource_id": "2FwkY9pF34Qy6nB3Wwd25rq4f5z",
+                     *       "next_ticks": [
+                     *         "2026-11-23T03:30:00.000Z",
+                     *         "2026-11-24T03:30:00.000Z",
+                     *         "2026-11-25T03:30:00.000Z"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NextTicks"];
                 };
             };
             400: components["responses"]["BadRequest"];

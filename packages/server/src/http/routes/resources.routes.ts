@@ -14,7 +14,7 @@ function isDryRun(req: Request): boolean {
   return value === '' || value === 'true';
 }
 
-export function resourceRoutes({ resources }: Services): Handlers {
+export function resourceRoutes({ resources, nextTicks }: Services): Handlers {
   return {
     async installResources(req, res) {
       // Only the envelope has been validated: the service judges the specs, all together.
@@ -32,6 +32,13 @@ export function resourceRoutes({ resources }: Services): Handlers {
     getResourceByTypeAndName(req, res) {
       const { type, name } = req.params as { type: ResourceType; name: string };
       res.json(resources.getByTypeAndName(projectOf(res), type, name));
+    },
+    getNextTicks(req, res) {
+      // The validator has checked `count` is an integer from 1 to 100.
+      const { count } = req.query as { count?: string };
+      res.json(
+        nextTicks.get(projectOf(res), req.params.id as string, count === undefined ? 5 : Number(count)),
+      );
     },
   };
 }
