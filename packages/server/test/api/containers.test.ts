@@ -1,6 +1,6 @@
 import type { ApiClient, ApiError } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UidRange } from '../../src/runner/task-users.js';
+import type { UidRange } from '../../src/runner/index.js';
 import { containersLabelled, podman, podmanProblem, TEST_IMAGE, testEngine } from '../helpers/podman.js';
 import {
   command,
@@ -13,6 +13,7 @@ import {
   tasksOf,
 } from '../helpers/projects.js';
 import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { claimUidRange } from '../helpers/uid-ranges.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The `container` runtime against a real engine: podman, with the image TEST_IMAGE made here
@@ -22,10 +23,13 @@ const problem = podmanProblem();
 if (problem) console.warn(`containers.test.ts is skipped: ${problem}`);
 
 /**
- * Task users of these tests' servers, apart from those of every other test; below 2^31, as
- * podman takes no uid above.
+ * Task users of these tests' servers, apart from those of every other test and of another
+ * clone's suite running meanwhile; below 2^31, as podman takes no uid above. Claimed only where
+ * the tests run (as root, with podman).
  */
-const TASK_USERS: UidRange = { first: 2_100_000_000, last: 2_100_000_099 };
+const TASK_USERS: UidRange = problem
+  ? { first: 2_100_000_000, last: 2_100_000_099 }
+  : claimUidRange(2_100_000_000, 100).range;
 
 const INSTANCE_LABEL = 'io.pipewright.instance';
 

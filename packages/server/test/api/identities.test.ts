@@ -16,6 +16,7 @@ import {
   tasksOf,
 } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { claimUidRange } from '../helpers/uid-ranges.js';
 
 // Identities: credentials of a project, stored encrypted through the API, given to the steps of
 // the tasks naming them, never shown back, and masked in what the steps print.
@@ -341,11 +342,9 @@ describe('the identities of a task', () => {
       // process of its range.
       const root = mkdtempSync(join(tmpdir(), 'pipewright-identities-'));
       chmodSync(root, 0o711);
+      const users = claimUidRange(2_100_200_000, 100);
       const ownUsers = await startTestServer({
-        scheduler: {
-          workRoot: join(root, 'work'),
-          taskUsers: { first: 2_100_200_000, last: 2_100_200_099 },
-        },
+        scheduler: { workRoot: join(root, 'work'), taskUsers: users.range },
       });
       try {
         const { client } = await projectWith(
@@ -372,10 +371,11 @@ describe('the identities of a task', () => {
         const { end, steps } = await runMain(client);
         expect(end.status).toBe('successful');
         const seen = linesOf(steps[0]?.output ?? '');
-        expect(Number(seen.task)).toBeGreaterThanOrEqual(2_100_200_000);
+        expect(Number(seen.task)).toBeGreaterThanOrEqual(users.range.first);
         expect(seen).toEqual({ task: seen.task, file: `${seen.task} 600`, dir: `${seen.task} 700` });
       } finally {
         await ownUsers.close();
+        users.lock.release();
         rmSync(root, { recursive: true, force: true });
       }
     },
