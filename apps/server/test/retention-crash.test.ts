@@ -146,8 +146,15 @@ const consistent = {
   unfinished: 1,
 };
 
+// The purger yields after every batch and sizes its batches by the time they take, so on a
+// machine at a load of 14 a purge of EXPIRING pipelines took over a minute: its waits are
+// bounded by PURGE_CAP_MS, and the test by twice that.
+const PURGE_CAP_MS = 240_000;
+
 describe('retention', () => {
-  it('leaves consistent data when killed in the middle of a purge, which the next start finishes', async () => {
+  it('leaves consistent data when killed in the middle of a purge, which the next start finishes', {
+    timeout: 2 * PURGE_CAP_MS,
+  }, async () => {
     const dataDir = tempDir('pipewright-purge-');
     const file = join(dataDir, 'pipewright.db');
     await (await start(dataDir)).stop();
@@ -156,14 +163,14 @@ describe('retention', () => {
 
     // Its first pass begins as it starts: killed once part of the pipelines are gone.
     const first = await start(dataDir);
-    await eventually(() => (expiringLeft(file) < EXPIRING * 0.9 ? true : undefined));
+    await eventually(() => (expiringLeft(file) < EXPIRING * 0.9 ? true : undefined), PURGE_CAP_MS);
     expect(await first.stop('SIGKILL')).toBeNull();
     const afterCrash = inspect(file);
     expect(afterCrash.expiringLeft).toBeGreaterThan(0);
     expect(afterCrash).toMatchObject(consistent);
 
     const second = await start(dataDir);
-    await eventually(() => (expiringLeft(file) === 0 ? true : undefined));
+    await eventually(() => (expiringLeft(file) === 0 ? true : undefined), PURGE_CAP_MS);
     await second.stop();
     expect(inspect(file)).toMatchObject(consistent);
   });
