@@ -1,20 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import {
-  createApp,
-  createJsonLogger,
-  createNotifier,
-  createRunner,
-  createScheduler,
-  createSecretBox,
-  createServices,
-  createTicker,
-  type Logger,
-  openStore,
-  type Scheduler,
-} from '@pipewright/server';
+import { composeServer, createJsonLogger, createSecretBox, type Logger } from '@pipewright/server';
 import type { ServeConfig } from './config.js';
 import { chooseContainerEngine, containerInstance } from './container-engine.js';
 import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
@@ -35,14 +21,8 @@ export async function serve(config: ServeConfig): Promise<void> {
   const serverLock = await lockDataDir(config.dataDir, (until) =>
     logger.info('waiting for the server stopping on the data directory', { until: until.toISOString() }),
   );
-  const store = openStore(databaseFile);
-  // The scheduler's bookkeeping (claims, step records) goes through a connection that does
-  // not sync every commit: what the API acknowledges still does, through `store`.
-  const workStore = openStore(databaseFile, 'relaxed');
   const taskUsers = chooseTaskUsers(config, logger);
   const identityKey = loadIdentityKey(config.dataDir, config.identityKeyFile);
-  // Identities are sealed by the services and opened by the scheduler, with the same key.
-  const secrets = createSecretBox(identityKey.key);
   let tls: Awaited<ReturnType<typeof ensureCertificate>> | undefined;
   if (!config.insecureHttp) {
     const given = config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined;
@@ -53,87 +33,47 @@ export async function serve(config: ServeConfig): Promise<void> {
     taskUsers !== undefined,
     tls?.selfSigned ? tls.cert : undefined,
   );
-  // Steps call `pipewright` by its name: the server's own, first on their PATH.
-  const taskBinDir = placeTaskCli(workRoot.dir, taskUsers !== undefined, logger);
-  const runner = createRunner({
-    workRoot: workRoot.dir,
-    maxRunningTasks: config.maxRunningTasks,
-    graceMs: config.abortGraceMs,
-    outputLimitBytes: config.stepOutputLimitBytes,
-    taskUsers: taskUsers?.range,
-    container: {
-      engine: chooseContainerEngine(config, process.env, logger),
-      instance: containerInstance(config.dataDir),
-    },
-  });
-  const scheduler = createScheduler(
-    workStore,
-    runner,
-    {
-      maxRunningTasks: config.maxRunningTasks,
-      defaultTaskTimeoutSeconds: config.taskTimeoutSeconds,
-      taskBinDir,
-      secrets,
-    },
+  const server = composeServer({
+    databaseFile,
+    secrets: createSecretBox(identityKey.key),
     logger,
-  );
-  // Installs tell the ticker of changed triggers; it starts once tasks can run (below).
-  const ticker = createTicker(store, scheduler, logger);
-  const services = createServices(store, scheduler, undefined, ticker, secrets);
-  if (!services.identities.adoptKey()) {
+    work: {
+      workRoot: workRoot.dir,
+      maxRunningTasks: config.maxRunningTasks,
+      graceMs: config.abortGraceMs,
+      outputLimitBytes: config.stepOutputLimitBytes,
+      taskUsers: taskUsers?.range,
+      container: {
+        engine: chooseContainerEngine(config, process.env, logger),
+        instance: containerInstance(config.dataDir),
+      },
+      defaultTaskTimeoutSeconds: config.taskTimeoutSeconds,
+      // Steps call `pipewright` by its name: the server's own, first on their PATH.
+      taskBinDir: placeTaskCli(workRoot.dir, taskUsers !== undefined, logger),
+    },
+    notifier: { ...config.notifications, smtp: config.smtp },
+    app: {
+      webRoot: webRoot(),
+      bodyLimitBytes: config.bodyLimitBytes,
+      rateLimit: config.rateLimitPerSecond > 0 && {
+        perSecond: config.rateLimitPerSecond,
+        burst: 2 * config.rateLimitPerSecond,
+      },
+    },
+    ...(tls ? { tls: readTls(tls) } : {}),
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+  if (!server.services.identities.adoptKey()) {
     throw new StartupError(
       `the identity key ${identityKey.file} is not the key the identities of ${config.dataDir} were stored with: start with that one (--identity-key-file)`,
     );
   }
-  const firstKey = saveFirstKey(config.dataDir, services.provisioning.bootstrap());
+  const firstKey = saveFirstKey(config.dataDir, server.services.provisioning.bootstrap());
+  const scheme = tls ? 'https' : 'http';
+  if (!tls) logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
+  else if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
 
-  let stopping = false;
-  const app = createApp({
-    services,
-    logger,
-    isStopping: () => stopping,
-    webRoot: webRoot(),
-    bodyLimitBytes: config.bodyLimitBytes,
-    rateLimit: config.rateLimitPerSecond > 0 && {
-      perSecond: config.rateLimitPerSecond,
-      burst: 2 * config.rateLimitPerSecond,
-    },
-  });
-  // Slow clients hold a connection at most this long: Node's defaults allow 5 minutes per
-  // request and 2 for a TLS handshake, and check only every 30 seconds.
-  const timeouts = {
-    requestTimeout: config.requestTimeoutMs,
-    headersTimeout: config.requestTimeoutMs,
-    connectionsCheckingInterval: 1000,
-  };
-  let server: Server;
-  let scheme: 'http' | 'https';
-  if (!tls) {
-    server = createHttpServer(timeouts, app);
-    scheme = 'http';
-    logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
-  } else {
-    server = createHttpsServer(
-      {
-        ...readTls(tls),
-        minVersion: 'TLSv1.2',
-        handshakeTimeout: config.requestTimeoutMs,
-        // Node offers only http/1.1 by default: clients asking for HTTP/1.0 (curl --http1.0) failed.
-        ALPNProtocols: ['http/1.1', 'http/1.0'],
-        ...timeouts,
-      },
-      app,
-    );
-    scheme = 'https';
-    if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = await server.listen(config.port, config.host);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   // Tasks, and the person at this host, reach the server on loopback when it listens everywhere.
   const localHost = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
@@ -141,40 +81,18 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Before the log line that says the server listens: whoever waits for that line has the key too.
   if (firstKey) announceFirstKey(firstKey, localUrl, tls?.selfSigned ? tls.cert : undefined);
   logger.info('listening', { url: `${scheme}://${host}:${port}/v0`, data_dir: config.dataDir });
-  scheduler.start({ apiUrl: localUrl, caFile: workRoot.caFile });
-  // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
-  ticker.start();
+  server.start({ apiUrl: localUrl, caFile: workRoot.caFile });
   // Expired data goes in short batches, on a thread of its own.
-  const purger = startPurging(workStore, databaseFile, config.retention, logger);
-  // Notifications of pipelines' ends, those a stop or crash left pending first.
-  const notifier = createNotifier(workStore, { ...config.notifications, smtp: config.smtp, secrets }, logger);
-  notifier.start();
-  // A turn later, once the first requests got in: the first install would compile them otherwise.
-  setImmediate(() => services.resources.prepare());
+  const purging = startPurging(server.workStore, databaseFile, config.retention, logger);
 
   onStopSignal(logger, async () => {
-    stopping = true;
     serverLock.announceStop(config.stopDeadlineMs + config.abortGraceMs);
-    ticker.stop();
-    // Side by side, so that the stop lasts no longer than it announced.
-    await Promise.all([purger.stop(), notifier.stop(), stopWork(scheduler, config.stopDeadlineMs, logger)]);
-    // Only now, and before the lock goes: until here new connections and requests got 503
-    // (but those of running tasks), where a closed port would have said nothing.
-    server.close();
-    server.closeAllConnections();
-    workStore.close();
-    store.close();
+    // Side by side, so that the stop lasts no longer than it announced. The purge's looks stop
+    // at once (its thread has a connection of its own): the stores can close meanwhile.
+    await Promise.all([purging.stop(), server.stop(config.stopDeadlineMs)]);
     taskUsers?.claim.release();
     serverLock.release();
   });
-}
-
-/** Lets running steps finish until the deadline, then aborts them (their tasks are retried or fail). */
-async function stopWork(scheduler: Scheduler, deadlineMs: number, logger: Logger): Promise<void> {
-  if (scheduler.runningCount > 0) {
-    logger.info('waiting for running tasks', { running: scheduler.runningCount, deadline_ms: deadlineMs });
-  }
-  await scheduler.stop(deadlineMs);
 }
 
 interface FirstKey {

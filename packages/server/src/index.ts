@@ -1,4 +1,4 @@
-export { type AppOptions, createApp, DEFAULT_RATE_LIMIT } from './app.js';
+export { type AppOptions, DEFAULT_RATE_LIMIT } from './app.js';
 export { DomainError } from './domain/errors.js';
 export {
   createSecretBox,
@@ -12,7 +12,6 @@ export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './lo
 export {
   type ContainerEngine,
   type ContainerEngineName,
-  createRunner,
   DEFAULT_SEARCH_PATH,
   findEngine,
   type Runner,
@@ -21,11 +20,10 @@ export {
   taskUsersProblem,
   type UidRange,
 } from './runner/index.js';
-export {
-  createNotifier,
-  type Notifier,
-  type NotifierOptions,
-  type SmtpOptions,
+export type {
+  Notifier,
+  NotifierOptions,
+  SmtpOptions,
 } from './scheduler/notifier.js';
 export {
   createPurger,
@@ -34,21 +32,24 @@ export {
   type PurgerOptions,
   type RetentionOptions,
 } from './scheduler/purger.js';
-export {
-  createScheduler,
-  type Scheduler,
-  type SchedulerOptions,
-  type ServerAccess,
+export type {
+  Scheduler,
+  SchedulerOptions,
+  ServerAccess,
 } from './scheduler/scheduler.js';
 export {
+  type ComposedServer,
+  composeServer,
+  type ServerOptions,
+} from './server.js';
+export {
   createProvisioningService,
-  createServices,
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
   type Services,
   type WorkNotifier,
 } from './services/index.js';
-export { createTicker, type Ticker, type TickerOptions } from './sources/time-ticker.js';
+export type { Ticker, TickerOptions } from './sources/time-ticker.js';
 export {
   type Durability,
   type ExclusiveLock,

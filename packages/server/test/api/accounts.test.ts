@@ -1,12 +1,8 @@
 import { walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cursorQuery, startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { describe, expect, it } from 'vitest';
+import { cursorQuery, sharedTestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 /** A fresh organization with an admin and `users` user accounts. */
 async function organizationWith(users: number) {

@@ -1,12 +1,8 @@
 import { walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { describe, expect, it } from 'vitest';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 /** A fresh organization: its admin key, and the key and account id of a user. */
 async function organization() {

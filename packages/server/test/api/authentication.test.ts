@@ -1,28 +1,17 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { command, pipeline, projectWith, resourceId, task } from '../helpers/projects.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { describe, expect, it } from 'vitest';
+import { command, execute, pipeline, projectWith, task } from '../helpers/projects.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Authenticated keys are remembered between requests: whatever makes a key invalid, and
 // whoever writes it, the very next request with that key is refused. Each key is used
 // first, so that it is remembered when it stops being valid.
 
-let server: TestServer;
-let dir: string;
-beforeAll(async () => {
-  // The scheduler on its own connection, as in the program: a task's end is written there.
-  server = await startTestServer({ schedulerConnection: 'own' });
-  dir = mkdtempSync(join(tmpdir(), 'pipewright-auth-'));
-});
-afterAll(async () => {
-  writeFileSync(join(dir, 'release'), '');
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+// The scheduler writes on its own connection, as in the program: a task's end is written there.
+const server = sharedTestServer();
 
 const refused = { status: 401, code: 'invalid_api_key' };
 
@@ -83,6 +72,7 @@ describe('an account key', () => {
 
 describe("a task's key", () => {
   it('is refused on the first request after its task ended', async () => {
+    const dir = server.tempDir();
     const { project, client } = await projectWith(server, [
       task('hold', {
         environment: { DIR: dir },
@@ -97,11 +87,7 @@ describe("a task's key", () => {
       pipeline('hold', [{ task: 'hold' }]),
       command('hold', ['hold']),
     ]);
-    const { data: execution } = await client.POST('/commands/id/{id}/execute', {
-      params: { path: { id: await resourceId(client, 'command', 'hold') } },
-      body: {},
-    });
-    const pipelineId = execution?.pipeline_ids[0] ?? '';
+    const pipelineId = await execute(client, 'hold');
     const keyFile = join(dir, 'key');
     await waitFor(
       async () => existsSync(keyFile),

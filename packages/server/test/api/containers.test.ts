@@ -2,16 +2,7 @@ import type { ApiClient, ApiError } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UidRange } from '../../src/runner/index.js';
 import { containersLabelled, podman, podmanProblem, TEST_IMAGE, testEngine } from '../helpers/podman.js';
-import {
-  command,
-  finished,
-  pipeline,
-  projectWith,
-  resourceId,
-  stepsOf,
-  task,
-  tasksOf,
-} from '../helpers/projects.js';
+import { finished, pipeline, startMain, stepsOf, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 import { claimUidRange } from '../helpers/uid-ranges.js';
 import { waitFor } from '../helpers/wait.js';
@@ -38,26 +29,6 @@ const containerServer = (instance: string, taskUsers?: UidRange) =>
   startTestServer({
     scheduler: { graceMs: 1000, taskUsers, container: { engine: testEngine(), instance } },
   });
-
-async function execute(client: ApiClient, name: string, parameters: Record<string, string> = {}) {
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', name) } },
-    body: { parameters },
-  });
-  return data?.pipeline_ids[0] ?? '';
-}
-
-/** Installs `specs` with a command `go` starting pipeline `main`, executes it. */
-async function run(on: TestServer, specs: unknown[], parameters: Record<string, string> = {}) {
-  const { client } = await projectWith(on, [
-    ...specs,
-    command('go', ['main'], commandParameters(parameters)),
-  ]);
-  return { client, pipelineId: await execute(client, 'go', parameters) };
-}
-
-const commandParameters = (parameters: Record<string, string>) =>
-  Object.keys(parameters).map((name) => ({ name, type: 'string', environment: name.toUpperCase() }));
 
 /** A `container` task of TEST_IMAGE, with `parameters` of the runtime. */
 const boxed = (name: string, data: Record<string, unknown>, parameters: Record<string, unknown> = {}) =>
@@ -106,7 +77,7 @@ describe.skipIf(problem)('the container runtime', () => {
       'curl -sS -H "Authorization: Bearer $PIPEWRIGHT_API_KEY" -H "X-Service-Project-Id: $PIPEWRIGHT_PROJECT_ID" \\',
       '  "$PIPEWRIGHT_API_URL/v0/pipelines/id/$PIPEWRIGHT_PIPELINE_ID" | grep -o \'"status":"started"\'',
     ].join('\n');
-    const { client, pipelineId } = await run(
+    const { client, pipelineId } = await startMain(
       server,
       [
         boxed('boxed', {
@@ -162,7 +133,7 @@ describe.skipIf(problem)('the container runtime', () => {
       'echo started',
       'sleep 600 & wait $!',
     ].join('\n');
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       boxed('waits', { steps: [{ code }] }),
       pipeline('main', [{ task: 'waits' }]),
     ]);
@@ -183,7 +154,7 @@ describe.skipIf(problem)('the container runtime', () => {
     const plain = await containerServer(uniqueName('instance'));
     try {
       const code = ["trap '' TERM", 'echo started', 'sleep 600'].join('\n');
-      const { client, pipelineId } = await run(plain, [
+      const { client, pipelineId } = await startMain(plain, [
         boxed('deaf', { steps: [{ label: 'Hang', code, timeout: 1 }] }),
         pipeline('main', [{ task: 'deaf' }]),
       ]);
@@ -211,7 +182,7 @@ describe.skipIf(problem)('the container runtime', () => {
       "tail -n +3 /proc/net/dev | cut -d : -f 1 | tr -d ' '",
       'curl -s --max-time 5 -o /dev/null "$PIPEWRIGHT_API_URL/v0/status" || echo "no API"',
     ].join('\n');
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       boxed('limited', { steps: [{ code }] }, { memory: 64, cpus: 0.5, network: false }),
       pipeline('main', [{ task: 'limited' }]),
     ]);
@@ -226,7 +197,7 @@ describe.skipIf(problem)('the container runtime', () => {
     { pull: 'never', image: 'localhost/pw-test-missing:latest', shows: 'image not known' },
     { pull: 'always', image: TEST_IMAGE, shows: 'Trying to pull localhost/pw-test:latest' },
   ])('pulls the image as the runtime says: $pull', async ({ pull, image, shows }) => {
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       boxed('pulled', { steps: [{ command: 'true' }] }, { pull, image }),
       pipeline('main', [{ task: 'pulled' }]),
     ]);
@@ -270,7 +241,7 @@ describe.skipIf(problem)('containers of a server that stops or crashed', () => {
     const stopping = await containerServer(instance);
     let stopped = false;
     try {
-      const { client, pipelineId } = await run(stopping, [
+      const { client, pipelineId } = await startMain(stopping, [
         boxed('long', { steps: [{ code: "trap '' TERM; echo started; sleep 600" }] }),
         pipeline('main', [{ task: 'long' }]),
       ]);

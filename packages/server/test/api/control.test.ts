@@ -1,44 +1,17 @@
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ApiClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  command,
-  finished,
-  pipeline,
-  projectWith,
-  resourceId,
-  stepsOf,
-  task,
-  tasksOf,
-} from '../helpers/projects.js';
+import { describe, expect, it } from 'vitest';
+import { finished, pipeline, projectWith, startMain, stepsOf, task, tasksOf } from '../helpers/projects.js';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Steering pipelines: abort, restart, restart from failure, their 409s and their races;
 // and the scratchpad.
 
-let server: TestServer;
-let shared: string;
-beforeAll(async () => {
-  server = await startTestServer({ scheduler: { graceMs: 500 } });
-  shared = mkdtempSync(join(tmpdir(), 'pipewright-control-'));
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(shared, { recursive: true, force: true });
-});
-
-async function start(specs: unknown[]) {
-  const { project, client } = await projectWith(server, [...specs, command('go', ['main'])]);
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', 'go') } },
-    body: {},
-  });
-  return { project, client, pipelineId: data?.pipeline_ids[0] ?? '' };
-}
+const server = sharedTestServer({ scheduler: { graceMs: 500 } });
+const start = (specs: unknown[]) => startMain(server, specs);
 
 const path = (id: string) => ({ params: { path: { id } } });
 const abort = (client: ApiClient, id: string) => client.POST('/pipelines/id/{id}/abort', path(id));
@@ -52,7 +25,7 @@ async function taskStatuses(client: ApiClient, pipelineId: string) {
 
 describe('abortPipeline', () => {
   it('aborts at once, then stops the processes (SIGKILL for those ignoring SIGTERM)', async () => {
-    const marker = join(shared, 'stubborn-started');
+    const marker = join(server.tempDir(), 'stubborn-started');
     const { client, pipelineId } = await start([
       task('stubborn', {
         environment: { MARK: marker },
@@ -150,7 +123,7 @@ describe('restartPipeline', () => {
   });
 
   it('answers pipeline_not_finished while the pipeline runs, and two racing restarts give one', async () => {
-    const dir = mkdtempSync(join(shared, 'gate-'));
+    const dir = server.tempDir();
     const gate = `i=0; while [ ! -e "$DIR/open" ]; do i=$((i+1)); [ "$i" -gt 400 ] && exit 7; sleep 0.05; done`;
     const { client, pipelineId } = await start([
       task('gated', { environment: { DIR: dir }, steps: [{ code: gate }] }),
@@ -176,7 +149,7 @@ describe('restartPipeline', () => {
 
 describe('restartPipelineFromFailure', () => {
   it('runs again the failed task and its dependents only, keeping the rest and the scratchpad', async () => {
-    const dir = mkdtempSync(join(shared, 'fix-'));
+    const dir = server.tempDir();
     const flaky = `echo run >> "$DIR/flaky-runs"; [ -e "$DIR/fixed" ]`;
     const { client, pipelineId } = await start([
       task('ok', { environment: { DIR: dir }, steps: [{ code: 'echo run >> "$DIR/ok-runs"' }] }),
@@ -241,7 +214,7 @@ describe('a restart while the aborted steps still end', () => {
   it('runs the tasks again once their last run has ended, which does not end the new run', async () => {
     // The step takes 0.3 s to end after SIGTERM (within the grace period), printing meanwhile, and
     // notes when it ends: the restart comes meanwhile.
-    const ended = join(shared, 'restart-race-ended');
+    const ended = join(server.tempDir(), 'restart-race-ended');
     const { client, pipelineId } = await start([
       task('t', {
         environment: { ENDED: ended },

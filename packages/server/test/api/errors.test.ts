@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, startTestServer, uniqueName } from '../helpers/test-server.js';
 
 // Errors every route shares: the error object, unknown routes and methods, the query
 // cursor, the project header, body limits and the rate limit.
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ bodyLimitBytes: 4096 });
-});
-afterAll(() => server.close());
+const server = sharedTestServer({ bodyLimitBytes: 4096 });
 
 const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
   rawRequest(server.baseUrl, server.ca, {

@@ -1,13 +1,9 @@
 import { type Schemas, walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { command, finished, pipeline, projectWith, resourceId, task, trigger } from '../helpers/projects.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 const noop = [task('noop', { steps: [{ command: 'true' }] }), pipeline('main', [{ task: 'noop' }])];
 

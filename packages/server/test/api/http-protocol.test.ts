@@ -1,13 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/logger.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { OPERATIONS } from '../reliability/spec.js';
 import { buildWorld, validRequest, type World } from '../reliability/world.js';
 
@@ -27,22 +26,15 @@ const capture = (message: string, fields?: Record<string, unknown>) => {
 };
 const logger: Logger = { debug: capture, info: capture, warn: capture, error: capture };
 
-let server: TestServer;
+const server = sharedTestServer({ logger });
 let world: World;
-let dir: string;
 let caFile: string;
 let origin: string;
 beforeAll(async () => {
-  server = await startTestServer({ logger });
-  dir = mkdtempSync(join(tmpdir(), 'pipewright-http-'));
-  caFile = join(dir, 'ca.pem');
+  caFile = join(server.tempDir(), 'ca.pem');
   writeFileSync(caFile, server.ca);
   origin = server.baseUrl;
   world = await buildWorld(server, server.adminKey);
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Answer {

@@ -3,29 +3,25 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApiClient, ApiError, Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
 import {
   command,
+  execute,
   finished,
   pipeline,
   projectWith,
-  resourceId,
   stepsOf,
   task,
   tasksOf,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer, startTestServer } from '../helpers/test-server.js';
 import { claimUidRange } from '../helpers/uid-ranges.js';
 
 // Identities: credentials of a project, stored encrypted through the API, given to the steps of
 // the tasks naming them, never shown back, and masked in what the steps print.
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 type IdentitySpec = Schemas['IdentitySpec'];
 
@@ -57,11 +53,7 @@ async function projectRunning(specs: unknown[], apiKey?: string) {
 
 /** Runs pipeline `main` of the project once; returns its end and its one task's steps. */
 async function runMain(client: ApiClient) {
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', 'go') } },
-    body: { parameters: {} },
-  });
-  const pipelineId = data?.pipeline_ids[0] ?? '';
+  const pipelineId = await execute(client, 'go');
   const end = await finished(client, pipelineId);
   const [only] = await tasksOf(client, pipelineId);
   return { end, task: only, steps: await stepsOf(client, only?.id ?? '') };
@@ -441,11 +433,7 @@ describe('the identities of a task', () => {
         wrongKey.adminKey,
       );
       await create(client, { name: 'sealed', kind: 'secret', data: { value: 'v' } });
-      const { data } = await client.POST('/commands/id/{id}/execute', {
-        params: { path: { id: await resourceId(client, 'command', 'go') } },
-        body: { parameters: {} },
-      });
-      const pipelineId = data?.pipeline_ids[0] ?? '';
+      const pipelineId = await execute(client, 'go');
       expect((await finished(client, pipelineId)).status).toBe('failed');
       const [failed] = await tasksOf(client, pipelineId);
       expect(failed?.failure_message).toBe(

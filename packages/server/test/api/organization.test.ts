@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { describe, expect, it } from 'vitest';
+import { sharedTestServer } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 describe('getOrganization', () => {
   it('answers the organization of the key', async () => {

@@ -1,13 +1,13 @@
 import { type ApiClient, walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { command, pipeline, projectWith, resourceId, task, trigger } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // GET /pipelines narrowed on the server by name, trigger, command and period of creation, each
 // filter alone and together, over every page.
 
-let server: TestServer;
+const server = sharedTestServer();
 let client: ApiClient;
 /** The pipelines made: by the command (build, test), then by the trigger (test). */
 let byCommand: { build: string; test: string };
@@ -18,7 +18,6 @@ let commandId: string;
 let triggerId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   const noop = task('noop', { steps: [{ command: 'true' }] });
   const project = await projectWith(server, [
     noop,
@@ -47,7 +46,6 @@ beforeAll(async () => {
   const { data: pushed } = await client.GET('/pipelines', { params: { query: { trigger_id: triggerId } } });
   byTrigger = pushed?.elements[0]?.id ?? '';
 });
-afterAll(() => server.close());
 
 type Query = Parameters<typeof walk<'/pipelines'>>[2];
 

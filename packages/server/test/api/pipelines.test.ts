@@ -1,39 +1,25 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ApiClient, Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Schemas } from '@pipewright/client';
+import { describe, expect, it } from 'vitest';
 import {
   command,
+  execute,
   finished,
+  parametersFor,
   pipeline,
   projectWith,
-  resourceId,
   stepsOf,
   task,
   tasksOf,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer, startTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Pipelines running for real: ordering, instances, retries, failures, queuing, and what a
 // task sees (environment, context file, its own API key).
 
-let server: TestServer;
-let shared: string;
-beforeAll(async () => {
-  server = await startTestServer({ scheduler: { maxRunningTasks: 6 } });
-  shared = mkdtempSync(join(tmpdir(), 'pipewright-shared-'));
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(shared, { recursive: true, force: true });
-});
-
-/** A directory tasks of one test share (their environment is clean: it is passed in). */
-function sharedDir(): string {
-  return mkdtempSync(join(shared, 'case-'));
-}
+const server = sharedTestServer({ scheduler: { maxRunningTasks: 6 } });
 
 /**
  * Installs `specs` with a command `go` starting pipeline `main`, creates `identities` in the
@@ -46,38 +32,17 @@ async function run(
 ) {
   const { project, client } = await projectWith(server, [
     ...specs,
-    command('go', ['main'], goParameters(parameters)),
+    command('go', ['main'], parametersFor(parameters)),
   ]);
   for (const identity of identities) await client.POST('/identities', { body: identity });
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', 'go') } },
-    body: { parameters },
-  });
-  const pipelineId = data?.pipeline_ids[0] ?? '';
-  return { project, client, pipelineId };
-}
-
-function goParameters(parameters: Record<string, unknown>) {
-  return Object.entries(parameters).map(([name, value]) => ({
-    name,
-    type: typeof value,
-    environment: name.toUpperCase(),
-  }));
-}
-
-async function execute(client: ApiClient, name: string) {
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', name) } },
-    body: {},
-  });
-  return data?.pipeline_ids[0] ?? '';
+  return { project, client, pipelineId: await execute(client, 'go', parameters) };
 }
 
 const sh = (code: string, label?: string) => ({ code, ...(label ? { label } : {}) });
 
 describe('pipelines', () => {
   it('runs tasks in dependency order', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const step = (name: string) =>
       task(name, {
         environment: { DIR: dir },
@@ -105,7 +70,7 @@ describe('pipelines', () => {
   });
 
   it('runs nb_instances instances in parallel, numbered from 1', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     // Each instance waits (bounded) until all three have arrived: sequential runs would fail.
     const barrier = `touch "$DIR/$PIPEWRIGHT_INSTANCE_ID"
 i=0
@@ -124,7 +89,7 @@ echo "instance $PIPEWRIGHT_INSTANCE_ID"`;
   });
 
   it('retries a failed task after retry_delay and keeps the output of every attempt', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const flaky = `n=$(cat "$DIR/count" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > "$DIR/count"
 echo "attempt $n"
 [ "$n" -ge 3 ]`;
@@ -202,7 +167,7 @@ echo "attempt $n"
   });
 
   it('runs instances of a concurrent pipeline at the same time', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const barrier = `touch "$DIR/$PIPEWRIGHT_PIPELINE_ID"
 i=0
 while [ "$(ls "$DIR" | wc -l)" -lt 2 ]; do i=$((i+1)); [ "$i" -gt 400 ] && exit 7; sleep 0.05; done`;
@@ -361,7 +326,7 @@ describe('the scheduler', () => {
   it('never runs more tasks at once than its cap', async () => {
     const capped = await startTestServer({ scheduler: { maxRunningTasks: 2 } });
     try {
-      const dir = sharedDir();
+      const dir = server.tempDir();
       const probe = `mkdir "$DIR/running-$PIPEWRIGHT_INSTANCE_ID"
 ls -d "$DIR"/running-* | wc -l >> "$DIR/seen"
 sleep 0.2
@@ -382,7 +347,7 @@ rmdir "$DIR/running-$PIPEWRIGHT_INSTANCE_ID"`;
   });
 
   it('runs a pipeline with the specs it was created with, whatever is installed later', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const gated = (text: string) =>
       task('say', {
         environment: { DIR: dir },
@@ -413,7 +378,7 @@ rmdir "$DIR/running-$PIPEWRIGHT_INSTANCE_ID"`;
 
 describe('step output', () => {
   it('can be read while the step still runs', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const { client, pipelineId } = await run([
       task('talk', {
         environment: { DIR: dir },

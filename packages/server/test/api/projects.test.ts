@@ -1,13 +1,9 @@
 import { walk } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/raw.js';
-import { cursorQuery, startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { cursorQuery, sharedTestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 async function createProject(name = uniqueName('p'), apiKey = server.adminKey) {
   const { data } = await server.client(apiKey).POST('/projects', { body: { name } });

@@ -1,5 +1,5 @@
 import { type ApiClient, getScratchpadEntry, setScratchpadEntry } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   command,
   finished,
@@ -10,20 +10,16 @@ import {
   task,
   tasksOf,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The purger runs on a clock of the test's own, moved days ahead of the pipelines' real end
 // times; its passes are the test's to run. The server keeps pipelines without a retention of
 // their own 60 days, their step output 10, events 30.
 let now = new Date();
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({
-    purger: { clock: () => now, pipelineDays: 60, stepOutputDays: 10, eventDays: 30 },
-  });
+const server = sharedTestServer({
+  purger: { clock: () => now, pipelineDays: 60, stepOutputDays: 10, eventDays: 30 },
 });
-afterAll(() => server.close());
 
 const DAY_MS = 86_400_000;
 const daysAfter = (time: string | undefined, days: number, extraMs = 1000) =>

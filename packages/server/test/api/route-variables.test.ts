@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { describe, expect, it } from 'vitest';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 /** A client working in a new, empty project: the project routes need one. */
 async function projectClient() {

@@ -1,5 +1,5 @@
 import type { ApiClient, ApiError, Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   command,
   finished,
@@ -11,20 +11,14 @@ import {
   tasksOf,
   trigger,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 
 // What properties of the specs and request bodies do, where no other test shows it:
 // test/spec-coverage.ts names these tests for them.
 
 // The ticker runs on a clock of the test's own, and only when a test runs a pass.
 let now = new Date();
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ ticker: { clock: () => now } });
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = sharedTestServer({ ticker: { clock: () => now } });
 
 const DAY_MS = 86_400_000;
 const noop = task('noop', { steps: [{ command: 'true' }] });

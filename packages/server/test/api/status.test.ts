@@ -1,13 +1,9 @@
 import { ApiError } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 describe('getStatus', () => {
   it('answers an empty JSON object', async () => {

@@ -1,36 +1,18 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
+import { describe, expect, it } from 'vitest';
+import { finished, pipeline, startMain, task, tasksOf } from '../helpers/projects.js';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 
 // Every run of a task is kept across restarts of its pipeline: its step executions are
 // numbered by `run`, the task's `run` is its latest, and retention treats every run alike.
 // The purger runs on a clock of the test's own, which keeps step output 10 days.
 
 let now = new Date();
-let server: TestServer;
-let shared: string;
-beforeAll(async () => {
-  server = await startTestServer({ purger: { clock: () => now, stepOutputDays: 10 } });
-  shared = mkdtempSync(join(tmpdir(), 'pipewright-task-runs-'));
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(shared, { recursive: true, force: true });
-});
-
-async function start(specs: unknown[]) {
-  const { project, client } = await projectWith(server, [...specs, command('go', ['main'])]);
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', 'go') } },
-    body: {},
-  });
-  return { project, client, pipelineId: data?.pipeline_ids[0] ?? '' };
-}
+const server = sharedTestServer({ purger: { clock: () => now, stepOutputDays: 10 } });
+const start = (specs: unknown[]) => startMain(server, specs);
 
 const path = (id: string) => ({ params: { path: { id } } });
 
@@ -50,7 +32,7 @@ async function runsOf(client: ApiClient, taskId: string, run?: number) {
 
 describe('listStepExecutions', () => {
   it('keeps every run of a restarted task, numbered, and lists one run with `run`', async () => {
-    const dir = mkdtempSync(join(shared, 'fix-'));
+    const dir = server.tempDir();
     // Fails (each attempt) until the file `fixed` exists, saying which try it is.
     const flaky = `echo try >> "$DIR/tries"; echo "try $(wc -l < "$DIR/tries")"; [ -e "$DIR/fixed" ]`;
     const { client, pipelineId } = await start([
@@ -123,7 +105,7 @@ describe('listStepExecutions', () => {
 
 describe('retention of restarted pipelines', () => {
   it('empties the output of every run once the step output retention has passed since the last end', async () => {
-    const dir = mkdtempSync(join(shared, 'quiet-'));
+    const dir = server.tempDir();
     // Prints in its first run only: its second run's step has no output to cut.
     const { client, pipelineId } = await start([
       task('t', { environment: { DIR: dir }, steps: [{ code: '[ -e "$DIR/quiet" ] || echo loud' }] }),

@@ -1,16 +1,12 @@
 import type { Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { finished, pipeline, projectWith, resourceId, task, trigger } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The ticker runs on a clock of the test's own; everything else runs on the real one.
 let now = new Date();
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ ticker: { clock: () => now } });
-});
-afterAll(() => server.close());
+const server = sharedTestServer({ ticker: { clock: () => now } });
 
 const HOUR_MS = 3_600_000;
 
@@ -201,12 +197,8 @@ describe('getNextTicks', () => {
 describe('time triggers on a running ticker', () => {
   // Between passes this ticker sleeps an hour unless woken: a tick within the wait below
   // shows that the install woke it.
-  let running: TestServer;
-  beforeAll(async () => {
-    running = await startTestServer({ ticker: { maxSleepMs: HOUR_MS } });
-    running.ticker?.start();
-  });
-  afterAll(() => running.close());
+  const running = sharedTestServer({ ticker: { maxSleepMs: HOUR_MS } });
+  beforeAll(() => running.ticker.start());
 
   const firstTick = async (client: Awaited<ReturnType<typeof projectWith>>['client']) => {
     const { data } = await waitFor(

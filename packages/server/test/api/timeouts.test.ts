@@ -1,52 +1,26 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiClient, ApiError, Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiError, Schemas } from '@pipewright/client';
+import { describe, expect, it } from 'vitest';
 import {
   command,
+  execute,
   finished,
   pipeline,
   projectWith,
-  resourceId,
+  startMain,
   stepsOf,
   task,
   tasksOf,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Timeouts of steps and tasks, and the server's default: a step that runs past one is stopped
 // as an abort stops it, and its task fails (or is retried) with a message naming the timeout.
 
-let server: TestServer;
-let shared: string;
-beforeAll(async () => {
-  server = await startTestServer({ scheduler: { graceMs: 500 } });
-  shared = mkdtempSync(join(tmpdir(), 'pipewright-timeouts-'));
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(shared, { recursive: true, force: true });
-});
-
-/** A directory the tasks of one test share with it (their environment is clean: it is passed in). */
-const sharedDir = () => mkdtempSync(join(shared, 'case-'));
-
-async function execute(client: ApiClient, name: string): Promise<string> {
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', name) } },
-    body: {},
-  });
-  return data?.pipeline_ids[0] ?? '';
-}
-
-/** Installs `specs` with a command `go` starting pipeline `main`, executes it, returns the pipeline. */
-async function run(on: TestServer, specs: unknown[]) {
-  const { client } = await projectWith(on, [...specs, command('go', ['main'])]);
-  return { client, pipelineId: await execute(client, 'go') };
-}
+const server = sharedTestServer({ scheduler: { graceMs: 500 } });
 
 /** Whether a process is gone (a zombie left for an init that does not reap counts as gone). */
 async function isGone(pid: number): Promise<boolean> {
@@ -71,8 +45,8 @@ const STUBBORN = [
 
 describe('step timeouts', () => {
   it('stops a step past its timeout as an abort does, and fails the task naming the step and the timeout', async () => {
-    const dir = sharedDir();
-    const { client, pipelineId } = await run(server, [
+    const dir = server.tempDir();
+    const { client, pipelineId } = await startMain(server, [
       task('stuck', {
         environment: { DIR: dir },
         steps: [
@@ -107,7 +81,7 @@ describe('task timeouts', () => {
   it("counts the task's timeout over all its steps, and stops the one running when it passes", async () => {
     // Twenty steps of 0.3 s each: more than the task's 2 s together, far less each.
     const steps = Array.from({ length: 20 }, (_, i) => ({ label: `Part ${i + 1}`, code: 'sleep 0.3' }));
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       task('long', { timeout: 2, steps }),
       pipeline('main', [{ task: 'long' }]),
     ]);
@@ -125,13 +99,13 @@ describe('task timeouts', () => {
   });
 
   it('retries a task that timed out, with its full time again', async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     // The first attempt hangs; the second ends at once. The retry starts after the first attempt's
     // timeout would have passed again: only a timer started afresh lets it succeed.
     const flaky = `n=$(cat "$DIR/count" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > "$DIR/count"
 echo "attempt $n"
 [ "$n" -ge 2 ] || exec sleep 60`;
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       task('flaky', { timeout: 1, environment: { DIR: dir }, steps: [{ label: 'Try', code: flaky }] }),
       pipeline('main', [{ task: 'flaky', nb_retries: 1, retry_delay: 2 }]),
     ]);
@@ -146,7 +120,7 @@ echo "attempt $n"
   });
 
   it('fails a task for good once every attempt has timed out', async () => {
-    const { client, pipelineId } = await run(server, [
+    const { client, pipelineId } = await startMain(server, [
       task('hangs', { timeout: 1, steps: [{ code: 'exec sleep 60' }] }),
       pipeline('main', [{ task: 'hangs', nb_retries: 1 }]),
     ]);
@@ -166,14 +140,10 @@ echo "attempt $n"
 });
 
 describe("the server's default task timeout", () => {
-  let strict: TestServer;
-  beforeAll(async () => {
-    strict = await startTestServer({ scheduler: { graceMs: 500, defaultTaskTimeoutSeconds: 1 } });
-  });
-  afterAll(() => strict.close());
+  const strict = sharedTestServer({ scheduler: { graceMs: 500, defaultTaskTimeoutSeconds: 1 } });
 
   it("stops a task without a timeout of its own, and a task's own timeout overrides it", async () => {
-    const dir = sharedDir();
+    const dir = server.tempDir();
     const { client } = await projectWith(strict, [
       task('patient', {
         timeout: 600,

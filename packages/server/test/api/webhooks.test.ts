@@ -1,15 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { ApiClient, Schemas } from '@pipewright/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { finished, pipeline, projectWith, resourceId, task } from '../helpers/projects.js';
 import { rawRequest } from '../helpers/raw.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = sharedTestServer();
 
 const SECRET = 'a-secret-of-the-test-0123456789';
 
@@ -365,12 +361,8 @@ describe('receiveWebhook', () => {
 });
 
 describe('webhook limits', () => {
-  let limited: TestServer;
-  beforeAll(async () => {
-    // One token per 100 seconds after a burst of 5: the sixth delivery at once is refused.
-    limited = await startTestServer({ bodyLimitBytes: 2048, rateLimit: { perSecond: 0.01, burst: 5 } });
-  });
-  afterAll(() => limited.close());
+  // One token per 100 seconds after a burst of 5: the sixth delivery at once is refused.
+  const limited = sharedTestServer({ bodyLimitBytes: 2048, rateLimit: { perSecond: 0.01, burst: 5 } });
 
   async function limitedWebhook() {
     // A key of its own for the 4 requests that make it: the rate limit is per key too.

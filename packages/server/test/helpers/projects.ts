@@ -59,6 +59,44 @@ export async function resourceId(client: ApiClient, type: Spec['type'], name: st
   return data.id;
 }
 
+/** Executes the command `name` of the client's project; returns the id of its first pipeline. */
+export async function execute(
+  client: ApiClient,
+  name: string,
+  parameters: Record<string, string | number | boolean> = {},
+): Promise<string> {
+  const { data } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: await resourceId(client, 'command', name) } },
+    body: { parameters },
+  });
+  return data?.pipeline_ids[0] ?? '';
+}
+
+/** Parameters of a command taking `values`: each of its value's type, in the variable of its name in capitals. */
+export const parametersFor = (values: Record<string, string | number | boolean>) =>
+  Object.entries(values).map(([name, value]) => ({
+    name,
+    type: typeof value,
+    environment: name.toUpperCase(),
+  }));
+
+/**
+ * A fresh project with `specs` and a command `go` starting pipeline `main`, which it executes
+ * with `parameters` (see parametersFor): the project, a client working in it, and the
+ * pipeline's id.
+ */
+export async function startMain(
+  server: TestServer,
+  specs: unknown[],
+  parameters: Record<string, string | number | boolean> = {},
+) {
+  const { project, client } = await projectWith(server, [
+    ...specs,
+    command('go', ['main'], parametersFor(parameters)),
+  ]);
+  return { project, client, pipelineId: await execute(client, 'go', parameters) };
+}
+
 const FINAL = new Set(['successful', 'failed', 'aborted']);
 
 /** Waits (bounded) until the pipeline reaches a final status, and returns it. */

@@ -1,21 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, createClient } from '@pipewright/client';
 import { generate } from 'selfsigned';
-import { type AppOptions, createApp } from '../../src/app.js';
+import { afterAll, beforeAll } from 'vitest';
+import type { AppOptions } from '../../src/app.js';
 import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
-import { silentLogger } from '../../src/logger.js';
-import { createRunner, type RunnerOptions } from '../../src/runner/index.js';
-import { createNotifier, type Notifier, type NotifierOptions } from '../../src/scheduler/notifier.js';
+import type { RunnerOptions } from '../../src/runner/index.js';
+import type { Notifier, NotifierOptions } from '../../src/scheduler/notifier.js';
 import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';
-import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
-import { createServices, type Services } from '../../src/services/index.js';
-import { createTicker, type Ticker, type TickerOptions } from '../../src/sources/time-ticker.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import type { Scheduler, SchedulerOptions } from '../../src/scheduler/scheduler.js';
+import { composeServer } from '../../src/server.js';
+import type { Services } from '../../src/services/index.js';
+import type { Ticker, TickerOptions } from '../../src/sources/time-ticker.js';
+import type { Store } from '../../src/store/index.js';
 
 export interface TestServer {
   baseUrl: string;
@@ -26,23 +25,29 @@ export interface TestServer {
   /** The admin key of the default organization made on first start. */
   adminKey: string;
   services: Services;
+  /** The connection of the API; the scheduler's bookkeeping has one of its own, as in the program. */
   store: Store;
   scheduler: Scheduler;
   /**
-   * The ticker of time triggers, when asked for, told of installs: not started, its passes
-   * are the test's to run (or to start).
+   * The ticker of time triggers, told of installs, on the clock asked for (default the real
+   * one): not started, its passes are the test's to run (or to start).
    */
-  ticker?: Ticker;
+  ticker: Ticker;
   /** The purger of expired data, when asked for: not started, its passes are the test's to run. */
   purger?: Purger;
-  /** The notifier of pipelines' ends, when asked for: started, stopped by `close`. */
-  notifier?: Notifier;
+  /** The notifier of pipelines' ends, with the options asked for: started, stopped by `close`. */
+  notifier: Notifier;
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
   newOrganization(): string;
   /** A fresh account in the organization of `organization` with `role`; returns its key. */
   newAccount(organization: string, role: 'admin' | 'user'): string;
+  /**
+   * A fresh directory for files that the test and its tasks share (their environment is clean:
+   * pass it in), removed by `close`.
+   */
+  tempDir(): string;
   close(): Promise<void>;
 }
 
@@ -64,66 +69,67 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
+export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
+  /** The scheduler's options and its runner's. */
+  scheduler?: Partial<SchedulerOptions & RunnerOptions>;
+  /** The ticker's clock (default the real one) and options. */
+  ticker?: { clock?: () => Date } & TickerOptions;
+  /** Makes `purger`, with these retentions, on this clock. */
+  purger?: PurgerOptions & { clock: () => Date };
+  /** The notifier's options; it opens identities with the server's key. */
+  notifier?: Omit<NotifierOptions, 'secrets'>;
+  /**
+   * The scheduler writes through a connection of its own, as in the program: no test needs
+   * otherwise. Accepted until the streams tests that still say so drop it.
+   */
+  schedulerConnection?: 'own';
+};
+
 /**
- * The real server on 127.0.0.1, an ephemeral port and a temp SQLite file, with every
- * response validated against the spec (a mismatch answers 500 and fails the test).
+ * The real server on 127.0.0.1, an ephemeral port and a temp SQLite file, composed as the
+ * program composes it, with every response validated against the spec (a mismatch answers
+ * 500 and fails the test).
  */
-export async function startTestServer(
-  options: Partial<Omit<AppOptions, 'services'>> & {
-    /** The scheduler's options and its runner's. */
-    scheduler?: Partial<SchedulerOptions & RunnerOptions>;
-    /** Makes `ticker`, on this clock (default the real one), with these options. */
-    ticker?: { clock?: () => Date } & TickerOptions;
-    /** Makes `purger`, with these retentions, on this clock. */
-    purger?: PurgerOptions & { clock: () => Date };
-    /** Makes and starts `notifier`, with these options, opening identities with the server's key. */
-    notifier?: Omit<NotifierOptions, 'secrets'>;
-    /** The scheduler writes through a connection of its own, as the program's does. */
-    schedulerConnection?: 'shared' | 'own';
-  } = {},
-): Promise<TestServer> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
   const databaseFile = join(dir, 'pipewright.db');
-  const store = openStore(databaseFile);
-  const workStore = options.schedulerConnection === 'own' ? openStore(databaseFile, 'relaxed') : store;
-  // The server's identity key: the services seal identities with it, the scheduler opens them
-  // (unless a test gives the scheduler another key, as a server started with the wrong one).
-  const secrets = createSecretBox(randomBytes(SECRET_KEY_BYTES));
-  const work = {
-    secrets,
-    maxRunningTasks: 4,
-    graceMs: 2000,
-    outputLimitBytes: 1024 * 1024,
-    workRoot: join(dir, 'work'),
-    ...options.scheduler,
-  };
-  const scheduler = createScheduler(workStore, createRunner(work), work, silentLogger);
-  const ticker =
-    options.ticker && createTicker(store, scheduler, silentLogger, options.ticker.clock, options.ticker);
-  const services = createServices(store, scheduler, undefined, ticker, secrets);
-  const purger = options.purger && createPurger(store, options.purger, options.purger.clock);
-  const notifier =
-    options.notifier && createNotifier(workStore, { ...options.notifier, secrets }, silentLogger);
+  const {
+    scheduler: work,
+    ticker,
+    purger: retention,
+    notifier,
+    schedulerConnection: _alwaysOwn,
+    logger,
+    ...app
+  } = options;
+  const { cert, key } = await testCertificate();
+  const server = composeServer({
+    databaseFile,
+    // The server's identity key: the services seal identities with it, the scheduler opens them
+    // (unless a test gives the scheduler another key, as a server started with the wrong one).
+    secrets: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    logger,
+    work: {
+      maxRunningTasks: 4,
+      graceMs: 2000,
+      outputLimitBytes: 1024 * 1024,
+      workRoot: join(dir, 'work'),
+      ...work,
+    },
+    ticker: { ...ticker, manual: true },
+    notifier,
+    app: { validateResponses: true, rateLimit: false, ...app },
+    tls: { cert, key },
+  });
+  const { services, store } = server;
+  const purger = retention && createPurger(store, retention, retention.clock);
   const adminKey = services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
-  const {
-    scheduler: _schedulerOptions,
-    ticker: _tickerOptions,
-    purger: _purgerOptions,
-    notifier: _notifierOptions,
-    schedulerConnection: _schedulerConnection,
-    ...appOptions
-  } = options;
-  const app = createApp({ services, validateResponses: true, rateLimit: false, ...appOptions });
-  const { cert, key } = await testCertificate();
-  const server = createServer({ cert, key }, app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await server.listen(0, '127.0.0.1');
   const baseUrl = `https://127.0.0.1:${port}`;
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, cert);
-  scheduler.start({ apiUrl: baseUrl, caFile });
-  notifier?.start();
+  server.start({ apiUrl: baseUrl, caFile });
   return {
     baseUrl,
     ca: cert,
@@ -131,10 +137,10 @@ export async function startTestServer(
     adminKey,
     services,
     store,
-    scheduler,
-    ...(ticker ? { ticker } : {}),
+    scheduler: server.scheduler,
+    ticker: server.ticker,
     ...(purger ? { purger } : {}),
-    ...(notifier ? { notifier } : {}),
+    notifier: server.notifier,
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
     newOrganization: () =>
@@ -142,18 +148,36 @@ export async function startTestServer(
         .apiKey,
     newAccount: (organization, role) =>
       services.provisioning.createAccount(organization, `${uniqueName(role)}@example.test`, role),
+    tempDir: () => mkdtempSync(join(dir, 'shared-')),
     close: async () => {
-      ticker?.stop();
       await purger?.stop();
-      await notifier?.stop();
-      await scheduler.stop(0);
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      if (workStore !== store) workStore.close();
-      store.close();
+      await server.stop(0);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The test server of the file or `describe` block that calls this: started before its first
+ * test, closed after its last (and after its own `afterAll` hooks, which may still use it).
+ * What it returns stands for that server in tests and hooks; used elsewhere, it throws.
+ */
+export function sharedTestServer(options: TestServerOptions = {}): TestServer {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(options);
+  });
+  afterAll(async () => {
+    await started?.close();
+    started = undefined;
+  });
+  return new Proxy({} as TestServer, {
+    get(_target, member) {
+      if (!started)
+        throw new Error('the shared test server runs only during the tests and hooks that share it');
+      return started[member as keyof TestServer];
+    },
+  });
 }
 
 /** The query of a page's `previous` or `next` cursor, to send as it is. */

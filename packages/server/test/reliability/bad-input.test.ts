@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 import { dumpDatabase } from './db-dump.js';
 import { recordFigures } from './figures.js';
 import { createSender, type Sender } from './http.js';
@@ -18,14 +18,13 @@ const BODY_LIMIT_BYTES = 1024 * 1024; // the server's default
 const RUNS_PER_OPERATION = 55;
 const SEED = 20261122;
 
-let server: TestServer;
+const server = sharedTestServer({ bodyLimitBytes: BODY_LIMIT_BYTES });
 let world: World;
 let sender: Sender;
 let before: ReturnType<typeof dumpDatabase>;
 const tally = { requests: 0, failures5xx: 0 };
 
 beforeAll(async () => {
-  server = await startTestServer({ bodyLimitBytes: BODY_LIMIT_BYTES });
   world = await buildWorld(server, server.adminKey);
   sender = createSender(server);
   before = dumpDatabase(server.databaseFile);
@@ -34,7 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   recordFigures('bad input', { ...tally, operations: OPERATIONS.length });
   await sender.close();
-  await server.close();
 });
 
 /** Why `answer` is not an acceptable answer to `bad`, or undefined. */

@@ -1,32 +1,25 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   command,
+  execute,
   finished,
   pipeline,
   projectWith,
-  resourceId,
   stepsOf,
   task,
   tasksOf,
 } from '../helpers/projects.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer } from '../helpers/test-server.js';
 
 // No shell injection: arguments of a `command` step, parameter values of a command and
 // variables of a task reach the process as they are, never parsed by a shell. Every
 // attempt below would create a file in `trap` if any shell read it.
 
-let server: TestServer;
+const server = sharedTestServer();
 let trap: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  trap = mkdtempSync(join(tmpdir(), 'pipewright-injection-'));
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(trap, { recursive: true, force: true });
+beforeAll(() => {
+  trap = server.tempDir();
 });
 
 const attempts = () => [
@@ -42,11 +35,7 @@ const attempts = () => [
 
 async function outputOf(specs: unknown[], parameters: Record<string, string> = {}) {
   const { client } = await projectWith(server, specs);
-  const { data: execution } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: await resourceId(client, 'command', 'run') } },
-    body: { parameters },
-  });
-  const pipelineId = execution?.pipeline_ids[0] ?? '';
+  const pipelineId = await execute(client, 'run', parameters);
   expect((await finished(client, pipelineId)).status).toBe('successful');
   const [run] = await tasksOf(client, pipelineId);
   return (await stepsOf(client, run?.id ?? '')).map((step) => step.output).join('');

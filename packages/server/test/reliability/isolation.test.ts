@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient, Schemas } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { command, finished, pipeline, task } from '../helpers/projects.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { recordFigures } from './figures.js';
 import { createSender, type RawRequest, type Sender } from './http.js';
@@ -71,7 +70,7 @@ interface Caller {
   forbidden: () => string[];
 }
 
-let server: TestServer;
+const server = sharedTestServer();
 let a: World;
 let b: World;
 let sender: Sender;
@@ -110,8 +109,7 @@ async function organization(): Promise<{ adminKey: string; name: string }> {
 }
 
 beforeAll(async () => {
-  shared = mkdtempSync(join(tmpdir(), 'pipewright-isolation-'));
-  server = await startTestServer();
+  shared = server.tempDir();
   sender = createSender(server);
   const orgA = await organization();
   const orgB = await organization();
@@ -147,8 +145,6 @@ afterAll(async () => {
   recordFigures('isolation', tally);
   writeFileSync(join(shared, 'release'), '');
   await sender.close();
-  await server.close();
-  rmSync(shared, { recursive: true, force: true });
 });
 
 /** What A's admin sees of A (but login times): must be the same after the matrix. */

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimit } from '../../src/http/rate-limit.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { sharedTestServer, startTestServer } from '../helpers/test-server.js';
 import { recordFigures } from './figures.js';
 import { createSender, type RawRequest, type Sender } from './http.js';
 import { memoryAfterGc } from './memory.js';
@@ -16,13 +16,12 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const SCRATCHPAD_LIMIT = 65_536;
 const tally = { requests: 0, failures5xx: 0 };
 
-let server: TestServer;
+// Every default of createApp: body limit and rate limit included.
+const server = sharedTestServer({ rateLimit: undefined });
 let world: World;
 let sender: Sender;
 
 beforeAll(async () => {
-  // Every default of createApp: body limit and rate limit included.
-  server = await startTestServer({ rateLimit: undefined });
   world = await buildWorld(server, server.adminKey);
   sender = createSender(server);
 });
@@ -30,7 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   recordFigures('limits', tally);
   await sender.close();
-  await server.close();
 });
 
 async function send(raw: RawRequest, using: Sender = sender): Promise<Answer> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished } from '../helpers/projects.js';
-import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
+import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { recordFigures } from './figures.js';
 import { createSender, type RawRequest, type Sender } from './http.js';
 import { memoryAfterGc } from './memory.js';
@@ -32,7 +32,7 @@ const MAX_EXECUTIONS = 60;
 const RSS_BOUND_MIB = 64;
 const HEAP_BOUND_MIB = 16;
 
-let server: TestServer;
+const server = sharedTestServer();
 let world: World;
 const tally = { requests: 0, failures5xx: 0, errors: 0, writesLost: 0, executions: 0 };
 const errors: string[] = [];
@@ -42,7 +42,6 @@ const memory: { rssMiB: number; heapMiB: number }[] = [];
 let seconds = 0;
 
 beforeAll(async () => {
-  server = await startTestServer();
   world = await buildWorld(server, server.adminKey);
 });
 
@@ -56,7 +55,6 @@ afterAll(async () => {
     rssGrowthMiB: warm && last ? Math.round(last.rssMiB - warm.rssMiB) : undefined,
     heapGrowthMiB: warm && last ? Math.round(last.heapMiB - warm.heapMiB) : undefined,
   });
-  await server.close();
 });
 
 /** One client's round: its own connection, its own scratchpad keys, STEPS_PER_ROUND steps. */

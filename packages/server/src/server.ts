@@ -1,0 +1,146 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { type AppOptions, createApp } from './app.js';
+import type { SecretBox } from './domain/secret-box.js';
+import { type Logger, silentLogger } from './logger.js';
+import { createRunner, type RunnerOptions } from './runner/index.js';
+import { createNotifier, type NotifierOptions } from './scheduler/notifier.js';
+import { createScheduler, type SchedulerOptions, type ServerAccess } from './scheduler/scheduler.js';
+import { createServices } from './services/index.js';
+import { createTicker, type TickerOptions } from './sources/time-ticker.js';
+import { openStore } from './store/index.js';
+
+export interface ServerOptions {
+  /** The SQLite file that holds all the server's data. */
+  databaseFile: string;
+  /** The identity key: the services seal identities with it, tasks and notifications open them. */
+  secrets: SecretBox;
+  logger?: Logger;
+  /**
+   * How tasks run: the scheduler's options and its runner's. Their `secrets` are the server's
+   * unless given (a test makes a scheduler whose key is not the one that sealed the identities).
+   */
+  work: Omit<SchedulerOptions, 'secrets'> & Partial<Pick<SchedulerOptions, 'secrets'>> & RunnerOptions;
+  /**
+   * The ticker of time triggers: its clock and options. `manual` leaves it stopped by `start`,
+   * its passes the caller's to run (tests on a clock of their own).
+   */
+  ticker?: TickerOptions & { clock?: () => Date; manual?: boolean };
+  /** The notifier of pipelines' ends; it opens identities with `secrets`. */
+  notifier?: Omit<NotifierOptions, 'secrets'>;
+  /** The HTTP API's options; its services and logger are the server's. */
+  app?: Omit<AppOptions, 'services' | 'logger'>;
+  /** The certificate and key of HTTPS; without them the server speaks plain HTTP. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** How long a slow client may hold a connection per request (default: Node's). */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The whole server over one database file: its stores, runner, scheduler, ticker, services,
+ * notifier, HTTP API and listener, wired the same for the program and for tests. Nothing runs
+ * until `listen` and `start`.
+ */
+export function composeServer(options: ServerOptions) {
+  const logger = options.logger ?? silentLogger;
+  const store = openStore(options.databaseFile);
+  // The scheduler's bookkeeping (claims, step records) and the notifier write through a
+  // connection that does not sync every commit: what the API acknowledges still does, through `store`.
+  const workStore = openStore(options.databaseFile, 'relaxed');
+  const { secrets } = options;
+  const runner = createRunner(options.work);
+  const scheduler = createScheduler(workStore, runner, { secrets, ...options.work }, logger);
+  const { clock, manual: manualTicks, ...tickerOptions } = options.ticker ?? {};
+  // Installs tell the ticker of changed triggers, whether or not it runs.
+  const ticker = createTicker(store, scheduler, logger, clock, tickerOptions);
+  const services = createServices(store, scheduler, undefined, ticker, secrets);
+  const notifier = createNotifier(workStore, { ...options.notifier, secrets }, logger);
+  let stopping = false;
+  const app = createApp({ services, logger, isStopping: () => stopping, ...options.app });
+  const http = listener(app, options);
+
+  return {
+    store,
+    /** The connection of the scheduler's bookkeeping, for the program's purge too. */
+    workStore,
+    runner,
+    scheduler,
+    ticker,
+    services,
+    notifier,
+    app,
+    /** Listens on `host`:`port` (0: an ephemeral one); resolves to the port, once it listens. */
+    async listen(port: number, host: string): Promise<number> {
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject);
+        http.listen(port, host, () => {
+          http.off('error', reject);
+          resolve();
+        });
+      });
+      return (http.address() as AddressInfo).port;
+    },
+    /** Starts running tasks, which reach the server as `access` says, ticking and notifying. */
+    start(access: ServerAccess): void {
+      scheduler.start(access);
+      // Time triggers tick once tasks can run; their ticks missed while stopped are handled now.
+      if (!manualTicks) ticker.start();
+      // Notifications of pipelines' ends, those a stop or crash left pending first.
+      notifier.start();
+      // A turn later, once the first requests got in: the first install would compile them otherwise.
+      setImmediate(() => services.resources.prepare());
+    },
+    /**
+     * Answers 503 to new requests (but those of running tasks' keys), lets running steps finish
+     * until the deadline, then aborts them (their tasks are retried or fail); then closes the
+     * listener and the stores.
+     */
+    async stop(deadlineMs: number): Promise<void> {
+      stopping = true;
+      ticker.stop();
+      if (scheduler.runningCount > 0) {
+        logger.info('waiting for running tasks', {
+          running: scheduler.runningCount,
+          deadline_ms: deadlineMs,
+        });
+      }
+      // Side by side, so that the stop lasts no longer than the deadline.
+      await Promise.all([notifier.stop(), scheduler.stop(deadlineMs)]);
+      // Only now: until here new connections and requests got 503, where a closed port would
+      // have said nothing.
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+      await closed;
+      workStore.close();
+      store.close();
+    },
+  };
+}
+
+export type ComposedServer = ReturnType<typeof composeServer>;
+
+/** The HTTP or HTTPS server of `app`, with the timeouts asked for. */
+function listener(app: ReturnType<typeof createApp>, options: ServerOptions): Server {
+  // Slow clients hold a connection at most this long: Node's defaults allow 5 minutes per
+  // request and 2 for a TLS handshake, and check only every 30 seconds.
+  const timeouts = options.requestTimeoutMs
+    ? {
+        requestTimeout: options.requestTimeoutMs,
+        headersTimeout: options.requestTimeoutMs,
+        connectionsCheckingInterval: 1000,
+      }
+    : {};
+  if (!options.tls) return createHttpServer(timeouts, app);
+  return createHttpsServer(
+    {
+      ...options.tls,
+      minVersion: 'TLSv1.2',
+      ...(options.requestTimeoutMs ? { handshakeTimeout: options.requestTimeoutMs } : {}),
+      // Node offers only http/1.1 by default: clients asking for HTTP/1.0 (curl --http1.0) failed.
+      ALPNProtocols: ['http/1.1', 'http/1.0'],
+      ...timeouts,
+    },
+    app,
+  );
+}
