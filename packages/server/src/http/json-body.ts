@@ -42,19 +42,34 @@ function verifyBody(req: Request, _res: unknown, body: Buffer, encoding: string)
   rawBodies.set(req, body);
 }
 
-/** The pointer of the first array or object nested deeper than MAX_JSON_DEPTH, if any. */
-function tooDeep(body: unknown): string | undefined {
-  const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null;
-  if (!isContainer(body)) return undefined;
-  const pending = [{ value: body, depth: 1, at: '' }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, depth, at } = next;
-    if (depth > MAX_JSON_DEPTH) return at;
-    for (const [key, child] of Object.entries(value)) {
-      if (isContainer(child)) pending.push({ value: child, depth: depth + 1, at: pointer(at, key) });
+const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/**
+ * The keys leading to the first array or object nested deeper than MAX_JSON_DEPTH inside
+ * `value` (at `depth`), innermost first, if any. Depth first, last member first; recursion
+ * stops at the limit, so it never goes deeper than MAX_JSON_DEPTH calls. Every JSON body goes
+ * through it: it makes no pointer, nor any array or object, but for the one reported.
+ */
+function keysTooDeep(value: object, depth: number): (string | number)[] | undefined {
+  if (depth > MAX_JSON_DEPTH) return [];
+  const members = Array.isArray(value) ? undefined : Object.keys(value);
+  for (let i = (members ?? (value as unknown[])).length - 1; i >= 0; i--) {
+    const key = members ? (members[i] as string) : i;
+    const child = (value as Record<string | number, unknown>)[key];
+    if (!isContainer(child)) continue;
+    const keys = keysTooDeep(child, depth + 1);
+    if (keys) {
+      keys.push(key);
+      return keys;
     }
   }
   return undefined;
+}
+
+/** The pointer of the first array or object nested deeper than MAX_JSON_DEPTH, if any. */
+function tooDeep(body: unknown): string | undefined {
+  const keys = isContainer(body) ? keysTooDeep(body, 1) : undefined;
+  return keys && pointer('', ...keys.reverse());
 }
 
 const rejectDeepNesting: RequestHandler = (req, _res, next) => {

@@ -1,21 +1,28 @@
 import type { Schemas } from '@pipewright/types';
 import { newId } from '../domain/ids.js';
 import { entryName } from '../domain/resource-pipelines.js';
-import { entryLinks } from '../domain/task-graph.js';
+import { type EntryLinks, entryLinks } from '../domain/task-graph.js';
 import type { PipelineRecord, Store } from '../store/index.js';
 import { mustQueue } from './pipeline-queue.js';
 import { nextTurn } from './time-slices.js';
 
 type Event = Schemas['Event'];
 type Resource = Schemas['Resource'];
+type PipelineTask = Schemas['PipelineTask'];
 
 /**
  * Task instances written in one transaction. A pipeline with more gets the first ones in the
  * transaction that makes it and the rest in transactions of this size, with a turn of the
- * event loop between them (completeInstantiations): creating 10,000 tasks at once would hold
- * the server's one thread for a few hundred milliseconds.
+ * event loop between them (completeInstantiations): every transaction holds the server's one
+ * thread, and 10,000 tasks at once held it for a few hundred milliseconds.
  */
-export const INSTANTIATION_BATCH = 500;
+export const INSTANTIATION_BATCH = 200;
+
+/**
+ * Tasks released in one transaction once all exist: counted afresh, they cost a fraction of
+ * a write each (see completionStep).
+ */
+export const RELEASE_SLICE = 1000;
 
 export interface Instantiation {
   event: Event;
@@ -28,34 +35,42 @@ export interface Instantiation {
   time: string;
 }
 
-/** The task instances of a pipeline, in the order they are created: entry by entry, instance by instance. */
-function instancesOf(spec: Schemas['PipelineSpec']) {
-  return spec.data.tasks.flatMap((entry) =>
-    Array.from({ length: entry.nb_instances ?? 1 }, (_, i) => ({ entry, instance: i + 1 })),
-  );
+/**
+ * What writing the task instances of a pipeline needs, worked out once per pipeline rather
+ * than once per batch: the instances in the order they are written (entry by entry, instance
+ * by instance), the links of each entry, and the task resources the pipeline was made with.
+ */
+interface InstancePlan {
+  instances: { entry: PipelineTask; name: string; instance: number }[];
+  links: Map<string, EntryLinks>;
+  tasks: Record<string, Resource>;
+}
+
+function planInstances(spec: Schemas['PipelineSpec'], tasks: Record<string, Resource>): InstancePlan {
+  // Plain loops and small objects: a pipeline may have 10,000 entries, planned in a request.
+  const instances: InstancePlan['instances'] = [];
+  const graph = spec.data.tasks.map((entry) => {
+    const name = entryName(entry);
+    const count = entry.nb_instances ?? 1;
+    for (let instance = 1; instance <= count; instance++) instances.push({ entry, name, instance });
+    return { name, dependencies: entry.dependencies, nb_instances: count };
+  });
+  return { instances, links: entryLinks(graph), tasks };
 }
 
 /**
  * Writes the task instances of `pipeline` from the `from`-th, at most INSTANTIATION_BATCH of
- * them, with the task resources it was made with; returns whether they are all written. While
- * some are missing, each one written is held once more (see migration 010), so that none runs
- * before all exist; a pipeline aborted meanwhile gets its missing tasks aborted.
+ * them; returns how many are written then. While its tasks are written (`pending_tasks`) each
+ * one is held once more (see migration 010), so that none runs before all exist; a pipeline
+ * aborted meanwhile gets its missing tasks aborted.
  */
-function writeInstances(
-  store: Store,
-  pipeline: PipelineRecord,
-  tasks: Record<string, Resource>,
-  from: number,
-) {
-  const instances = instancesOf(pipeline.spec);
-  const links = entryLinks(pipeline.spec.data.tasks.map((entry) => ({ ...entry, name: entryName(entry) })));
-  const to = Math.min(instances.length, from + INSTANTIATION_BATCH);
+function writeInstances(store: Store, pipeline: PipelineRecord, plan: InstancePlan, from: number): number {
+  const to = Math.min(plan.instances.length, from + INSTANTIATION_BATCH);
   const held = (pipeline.queued ? 1 : 0) + (pipeline.pending_tasks ? 1 : 0);
   const aborted = pipeline.status === 'aborted';
-  for (const { entry, instance } of instances.slice(from, to)) {
-    const name = entryName(entry);
-    const task = tasks[entry.task] as Resource & { spec: Schemas['TaskSpec'] };
-    const { blockers, dependents } = links.get(name) ?? { blockers: 0, dependents: [] };
+  for (const { entry, name, instance } of plan.instances.slice(from, to)) {
+    const task = plan.tasks[entry.task] as Resource & { spec: Schemas['TaskSpec'] };
+    const { blockers, dependents } = plan.links.get(name) ?? { blockers: 0, dependents: [] };
     store.tasks.insert(
       {
         id: newId(),
@@ -77,7 +92,7 @@ function writeInstances(
       { blockers: blockers + held, dependents },
     );
   }
-  return to === instances.length;
+  return to;
 }
 
 /**
@@ -108,7 +123,7 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
     const tasks = Object.fromEntries(
       resource.spec.data.tasks.map((entry) => [entry.task, resourceOf('task', entry.task)]),
     );
-    const pending = instancesOf(resource.spec).length > INSTANTIATION_BATCH;
+    const plan = planInstances(resource.spec, tasks);
     const pipeline: PipelineRecord = {
       id: newId(),
       org_id: event.org_id,
@@ -125,38 +140,84 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
       spec: resource.spec,
       environment: request.environment,
       queued: mustQueue(store, event.project_id, name, concurrent),
-      pending_tasks: pending ? tasks : undefined,
+      pending_tasks: plan.instances.length > INSTANTIATION_BATCH ? tasks : undefined,
     };
     store.pipelines.insert(pipeline);
-    writeInstances(store, pipeline, tasks, 0);
+    writeInstances(store, pipeline, plan, 0);
     return pipeline.id;
   });
 }
 
 /**
+ * One step of completing pending pipeline `id`, in the caller's transaction: the next batch of
+ * its missing tasks, or once all exist the next slice of them released, each counted afresh
+ * without the hold of its creation, in the order of their ids. Counted afresh, not one hold
+ * less: a restart meanwhile (of a pipeline aborted while its tasks were written) counted the
+ * tasks that existed then. The last slice ends the pipeline's instantiation; returns whether
+ * it has ended. `progress` carries what is read once across the steps of one completion.
+ */
+function completionStep(
+  store: Store,
+  id: string,
+  progress: { plan?: InstancePlan; pipeline?: PipelineRecord; written: number },
+): boolean {
+  // What may have changed since the last step: an abort, a restart, an admission from a queue.
+  const state = store.pipelines.pendingState(id);
+  if (!state) return true;
+  if (!progress.pipeline || !progress.plan) {
+    const pending = store.pipelines.pendingInstantiation(id);
+    if (!pending) return true;
+    progress.pipeline = pending.pipeline;
+    progress.plan = planInstances(pending.pipeline.spec, pending.tasks);
+    progress.written = store.tasks.countOfPipeline(id);
+  }
+  const { plan } = progress;
+  const pipeline = { ...progress.pipeline, ...state, pending_tasks: plan.tasks };
+  if (progress.written < plan.instances.length) {
+    progress.written = writeInstances(store, pipeline, plan, progress.written);
+    return false;
+  }
+  const after = state.released_through ?? '';
+  const slice = store.tasks.nextSlice(pipeline.project_id, id, after, RELEASE_SLICE);
+  if (slice) {
+    store.pipelines.releaseThrough(id, slice.last);
+    store.tasks.recountSlice(pipeline.project_id, id, after, slice.last);
+    if (slice.size === RELEASE_SLICE) return false;
+  }
+  store.pipelines.endInstantiation(id);
+  return true;
+}
+
+/**
+ * Completions under way in this process, by pipeline. The request that made a pipeline and
+ * the scheduler's look for pending ones may both ask for one, on connections of their own:
+ * two completions alternating would run two transactions in each turn of the event loop.
+ */
+const underWay = new Map<string, Promise<void>>();
+
+async function complete(store: Store, id: string): Promise<void> {
+  // Counted once: this completion is the only writer of the pipeline's tasks (see underWay).
+  const progress = { written: 0 };
+  for (;;) {
+    await nextTurn();
+    if (store.transaction(() => completionStep(store, id, progress))) return;
+  }
+}
+
+/**
  * Writes the missing task instances of pipelines made by instantiatePipelines, a batch per
- * transaction with a turn of the event loop between batches, then lets their tasks run. What a
- * crash or a failure interrupts stays marked, and the scheduler completes it (at its start and
- * as it polls).
+ * transaction with turns of the event loop between batches, then lets their tasks run, a slice
+ * at a time. What a crash or a failure interrupts stays marked, and the scheduler completes it
+ * (at its start and as it polls).
  */
 export async function completeInstantiations(store: Store, pipelineIds: readonly string[]): Promise<void> {
   for (const id of pipelineIds) {
-    for (;;) {
-      const done = store.transaction(() => {
-        const pending = store.pipelines.pendingInstantiation(id);
-        if (!pending) return true;
-        const written = store.tasks.countOfPipeline(id);
-        const pipeline = { ...pending.pipeline, pending_tasks: pending.tasks };
-        if (!writeInstances(store, pipeline, pending.tasks, written)) return false;
-        store.pipelines.endInstantiation(id);
-        // Counted afresh, not one hold less: a restart meanwhile (of a pipeline aborted while its
-        // tasks were written) counted the tasks that existed then.
-        store.tasks.recountBlockers(id);
-        return true;
-      });
-      if (done) break;
-      await nextTurn();
+    let completion = underWay.get(id);
+    if (!completion) {
+      completion = complete(store, id).finally(() => underWay.delete(id));
+      underWay.set(id, completion);
     }
+    await completion;
   }
 }
 

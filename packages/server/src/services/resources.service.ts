@@ -7,11 +7,11 @@ import type { Principal } from '../domain/principal.js';
 import { type InstallationPlan, installationPlanner } from '../domain/resource-diff.js';
 import { checkResourceSet, type SetEntry } from '../domain/resource-set.js';
 import { formatTime } from '../domain/time.js';
-import type { StagedChange, Store } from '../store/index.js';
+import type { InstallationTarget, StagedChange, Store } from '../store/index.js';
 import { oneAtATimePerKey } from './one-at-a-time.js';
 import type { createProjectService } from './projects.service.js';
 import { createSpecValidator } from './resource-spec-schemas.js';
-import { timeSlicer } from './time-slices.js';
+import { nextTurn, timeSlicer } from './time-slices.js';
 import type { ScheduleNotifier } from './work.js';
 
 type Project = Schemas['Project'];
@@ -28,8 +28,14 @@ function unknownResource(description: string, data: Record<string, string>): Dom
   return new DomainError('unknown_resource', `no resource with ${description} in the project`, data);
 }
 
-/** How many installed resources are compared, and changes staged, between turns of the event loop. */
+/** How many installed resources are compared, or marks folded into them, in one slice. */
 const BATCH = 500;
+
+/**
+ * How many changes one transaction writes hidden: a resource written from JavaScript costs a
+ * few times one folded in SQL, and every transaction holds the server's one thread.
+ */
+const HIDDEN_BATCH = 200;
 
 /** The spec index of a pointer into the request body (`/specs/7/...` is 7). */
 const specIndexOf = (jsvError: JsvError) => Number(jsvError.pointer.split('/')[2]);
@@ -57,17 +63,22 @@ export function createResourceService(
     const ownProblems: JsvError[] = [];
     const entries: SetEntry[] = [];
     const yieldSometimes = timeSlicer();
+    // A slice of its own from the first: the request's body was just parsed and checked.
+    await nextTurn();
     for (const [index, spec] of set.entries()) {
       await yieldSometimes();
-      const at = pointer('', 'specs', index);
       const own = specs.validate(spec);
-      for (const problem of own) ownProblems.push({ ...problem, pointer: `${at}${problem.pointer}` });
+      for (const problem of own) {
+        ownProblems.push({ ...problem, pointer: `${pointer('', 'specs', index)}${problem.pointer}` });
+      }
       const { type, name } = (spec ?? {}) as { type?: unknown; name?: unknown };
       if (specs.types.has(type as string) && typeof name === 'string') {
         const valid = own.length === 0 ? (spec as ResourceSpec) : undefined;
         entries.push({ index, type: type as ResourceType, name, spec: valid });
       }
     }
+    // The checks of the whole set take a slice of their own.
+    await nextTurn();
     // Spread into an array, not into push(): a broken set of 10,000 specs has many problems.
     const problems = [...ownProblems, ...checkResourceSet(entries)];
     if (problems.length > 0) {
@@ -78,16 +89,16 @@ export function createResourceService(
 
   /**
    * What installing `valid` changes in the project, read a page of installed resources at a
-   * time; and whether it changes triggers.
+   * time; the ids of its triggers; and whether it changes triggers.
    */
   async function planAgainstInstalled(projectId: string, valid: readonly ResourceSpec[]) {
     const planner = installationPlanner(valid);
-    const triggers = new Set<string>();
+    const triggerIds = new Set<string>();
     const yieldSometimes = timeSlicer();
     for (let after = ''; ; ) {
       const page = store.resources.installedPage(projectId, after, BATCH);
       planner.compare(page);
-      for (const resource of page) if (resource.type === 'trigger') triggers.add(resource.id);
+      for (const resource of page) if (resource.type === 'trigger') triggerIds.add(resource.id);
       if (page.length < BATCH) break;
       after = page[page.length - 1]?.id ?? after;
       await yieldSometimes();
@@ -96,29 +107,54 @@ export function createResourceService(
     const triggersChanged =
       plan.create.some((spec) => spec.type === 'trigger') ||
       plan.update.some(({ spec }) => spec.type === 'trigger') ||
-      plan.delete.some((id) => triggers.has(id));
-    return { plan, triggersChanged };
+      plan.delete.some((id) => triggerIds.has(id));
+    return { plan, triggerIds, triggersChanged };
   }
 
-  /** The changes of `plan`, deletions first; each creation gets its id as it is staged. */
-  function* stagedChanges(plan: InstallationPlan<ResourceSpec>, now: Date): Generator<StagedChange> {
+  /** The changes of `plan`, deletions first; each creation gets its id as it is reached. */
+  function* changesOf(plan: InstallationPlan<ResourceSpec>, now: Date): Generator<StagedChange> {
     for (const id of plan.delete) yield { change: 'delete', id };
     for (const { id, spec } of plan.update) yield { change: 'update', id, spec };
     for (const spec of plan.create) yield { change: 'create', id: newId(now), spec };
   }
 
-  /** Stages the changes of `plan` a batch at a time, with turns of the event loop between. */
-  async function stage(installation: string, plan: InstallationPlan<ResourceSpec>, now: Date) {
-    const yieldSometimes = timeSlicer();
-    let batch: StagedChange[] = [];
-    for (const change of stagedChanges(plan, now)) {
-      batch.push(change);
-      if (batch.length < BATCH) continue;
-      store.resources.stage(installation, batch);
-      batch = [];
-      await yieldSometimes();
+  /**
+   * Writes the changes of `plan` hidden from readers, a slice per transaction with turns of
+   * the event loop between, each slice checking first that the project is still there; returns
+   * those of triggers, which are written when the installation is applied (see
+   * store/resources.store.ts).
+   */
+  async function writeHidden(
+    principal: Principal,
+    target: InstallationTarget,
+    { plan, triggerIds }: { plan: InstallationPlan<ResourceSpec>; triggerIds: ReadonlySet<string> },
+    now: Date,
+  ): Promise<StagedChange[]> {
+    const triggers: StagedChange[] = [];
+    let slice: StagedChange[] = [];
+    const write = async () => {
+      await nextTurn();
+      store.transaction(() => {
+        projects.get(principal, target.project_id);
+        store.resources.writeHidden(target, slice);
+      });
+      slice = [];
+    };
+    for (const change of changesOf(plan, now)) {
+      const ofTrigger =
+        change.change === 'delete' ? triggerIds.has(change.id) : change.spec.type === 'trigger';
+      if (ofTrigger) triggers.push(change);
+      else slice.push(change);
+      if (slice.length === HIDDEN_BATCH) await write();
     }
-    store.resources.stage(installation, batch);
+    if (slice.length > 0) await write();
+    return triggers;
+  }
+
+  /** Folds what an installation wrote hidden into the rows, or undoes it if it was not applied, a slice at a time. */
+  async function finish(installation: string) {
+    while (!store.transaction(() => store.resources.finishInstallation(installation, BATCH)))
+      await nextTurn();
   }
 
   // Installations of a project run one at a time, each planned against what the previous one
@@ -136,10 +172,10 @@ export function createResourceService(
     },
     /**
      * Makes the resources of the project exactly `set`. The set is validated whole first; its
-     * changes are planned and staged a slice of the event loop at a time, then applied in one
-     * short transaction, so that readers see the whole set before or after, never a part. A
-     * change to triggers then wakes the ticker, so that a new or changed schedule ticks on its
-     * own time, not at the next pass.
+     * changes are planned, then written hidden from readers a slice of the event loop at a
+     * time, and made visible by one small transaction, so that readers see the whole set
+     * before or after, never a part. A change to triggers then wakes the ticker, so that a new
+     * or changed schedule ticks on its own time, not at the next pass.
      */
     async install(
       principal: Principal,
@@ -151,20 +187,36 @@ export function createResourceService(
       const valid = await validateSet(set);
       if (options.dryRun) return;
       const triggersChanged = await oneAtATime(project.id, async () => {
-        const { plan, triggersChanged } = await planAgainstInstalled(project.id, valid);
+        // What a crash or a failure left of earlier installations of the project.
+        for (const earlier of store.resources.unfinishedInstallations(project.id)) await finish(earlier);
+        const planned = await planAgainstInstalled(project.id, valid);
+        const { plan } = planned;
+        if (plan.create.length + plan.update.length + plan.delete.length === 0) return false;
         const now = clock();
-        const installation = newId(now);
+        const target = {
+          installation: newId(now),
+          project_id: project.id,
+          org_id: project.org_id,
+          time: formatTime(now),
+        };
+        store.transaction(() => {
+          projects.get(principal, projectId);
+          store.resources.beginInstallation(target);
+        });
         try {
-          await stage(installation, plan, now);
+          const triggers = await writeHidden(principal, target, planned, now);
           store.transaction(() => {
-            // Looked up again: the project may have been deleted while the set was staged.
+            // Looked up again: the project may have been deleted while the set was written.
             projects.get(principal, projectId);
-            store.resources.applyStaged(installation, project, formatTime(now));
+            store.resources.writeVisible(target, triggers);
+            store.resources.applyInstallation(target.installation);
           });
         } finally {
-          store.resources.unstage(installation);
+          // Readers see the right set already, applied or not: what is left of a failure here
+          // is finished by the project's next installation.
+          await finish(target.installation).catch(() => undefined);
         }
-        return triggersChanged;
+        return planned.triggersChanged;
       });
       if (triggersChanged) schedules.schedulesChanged();
     },

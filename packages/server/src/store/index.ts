@@ -35,7 +35,7 @@ export type {
   NotificationTarget,
 } from './notification-deliveries.store.js';
 export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
-export type { StagedChange } from './resources.store.js';
+export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
 export type { TaskKeyOwner } from './task-keys.store.js';

@@ -23,6 +23,15 @@ export interface PendingInstantiation {
   tasks: Record<string, Schemas['Resource']>;
 }
 
+/** What may change while a pipeline's tasks are created and released (migrations 010, 019). */
+export interface PendingState {
+  status: Status;
+  end_time?: string;
+  queued: boolean;
+  /** The largest id of its tasks released so far, once all exist. */
+  released_through?: string;
+}
+
 interface PipelineRow extends Record<string, unknown> {
   id: string;
   org_id: string;
@@ -140,10 +149,22 @@ export function createPipelineStore(db: Db) {
   const pending = db.prepare<[string], PipelineRow & { queued: number; pending_tasks: string }>(
     'SELECT * FROM pipelines WHERE id = ? AND pending_tasks IS NOT NULL',
   );
+  const pendingState = db.prepare<
+    [string],
+    { status: Status; end_time: string | null; queued: number; released_through: string | null }
+  >(
+    `SELECT status, end_time, queued, released_through FROM pipelines
+     WHERE id = ? AND pending_tasks IS NOT NULL`,
+  );
   const allPending = db.prepare<[], { id: string }>(
     'SELECT id FROM pipelines WHERE pending_tasks IS NOT NULL',
   );
-  const endPending = db.prepare<[string]>('UPDATE pipelines SET pending_tasks = NULL WHERE id = ?');
+  const releaseThrough = db.prepare<[string, string]>(
+    'UPDATE pipelines SET released_through = ? WHERE id = ?',
+  );
+  const endPending = db.prepare<[string]>(
+    'UPDATE pipelines SET pending_tasks = NULL, released_through = NULL WHERE id = ?',
+  );
   return {
     insert(pipeline: PipelineRecord): void {
       insert.run({
@@ -225,11 +246,26 @@ export function createPipelineStore(db: Db) {
       };
       return { pipeline, tasks: JSON.parse(row.pending_tasks) };
     },
-    /** Pipelines whose tasks are still being created (after a crash, those it interrupted). */
+    /** The small part of a pending instantiation that changes, read at each of its steps; undefined once it ended. */
+    pendingState(id: string): PendingState | undefined {
+      const row = pendingState.get(id);
+      if (!row) return undefined;
+      return {
+        status: row.status,
+        ...(row.end_time === null ? {} : { end_time: row.end_time }),
+        queued: row.queued === 1,
+        ...(row.released_through === null ? {} : { released_through: row.released_through }),
+      };
+    },
+    /** Pipelines whose tasks are still being created or released (after a crash, those it interrupted). */
     pendingInstantiationIds(): string[] {
       return allPending.all().map((row) => row.id);
     },
-    /** Every task of the pipeline exists. */
+    /** Its tasks up to `lastId` (by id) no longer wait for the others to exist. */
+    releaseThrough(id: string, lastId: string): void {
+      releaseThrough.run(lastId, id);
+    },
+    /** Every task of the pipeline exists and is released. */
     endInstantiation(id: string): void {
       endPending.run(id);
     },

@@ -31,65 +31,107 @@ function toResource(row: ResourceRow): Resource {
   };
 }
 
-/** A change of an installation, staged before it is applied (see `stage`). */
+/** A change of an installation. */
 export type StagedChange =
   | { change: 'create' | 'update'; id: string; spec: Resource['spec'] }
   | { change: 'delete'; id: string };
 
-// An installation's changes wait in this table of the connection (TEMP: private to it, gone
-// with it, never synced to disk) until they are applied together by three statements in one
-// short transaction. Writing them there a slice at a time keeps the server answering while
-// a large set is installed; applying them in SQL costs a fraction of a write per row from
-// JavaScript. It is made here, not by a migration, because a TEMP table lives per connection.
-const STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS resource_changes (
-  installation TEXT NOT NULL,
-  id TEXT NOT NULL,
-  change TEXT NOT NULL CHECK (change IN ('create', 'update', 'delete')),
-  type TEXT,
-  name TEXT,
-  spec TEXT,
-  PRIMARY KEY (installation, id)
-) WITHOUT ROWID`;
+/** Where an installation writes: its project, and the update_time of what it changes. */
+export interface InstallationTarget {
+  installation: string;
+  project_id: string;
+  org_id: string;
+  time: string;
+}
+
+/** The row of a new resource, its spec stored exactly as given, in its JSON text. */
+const newRow = (target: InstallationTarget, id: string, spec: Resource['spec']) => ({
+  ...target,
+  id,
+  type: spec.type,
+  name: spec.name,
+  spec: JSON.stringify(spec),
+});
+
+// The resources as readers see them while installations write theirs a slice at a time
+// (migration 019): a row marked by an installation not yet applied shows as it was (a new one
+// not at all), and one marked by an applied installation as that installation made it (a
+// deleted one not at all), until the mark is folded into it. Triggers are never marked, which
+// is why other stores may read them from the table itself. SQLite flattens this into each
+// query, which keeps its indexes (checked by test/unit/resource-queries.test.ts).
+export const VISIBLE_RESOURCES = `(
+  SELECT r.id, r.org_id, r.project_id, r.type, r.name, r.creation_time, r.disabled,
+         CASE WHEN r.staged = 'update' AND i.applied THEN i.time ELSE r.update_time END AS update_time,
+         CASE WHEN r.staged = 'update' AND i.applied THEN r.staged_spec ELSE r.spec END AS spec
+  FROM resources r LEFT JOIN resource_installations i ON i.id = r.installation
+  WHERE r.installation IS NULL
+     OR CASE r.staged WHEN 'create' THEN i.applied = 1 WHEN 'delete' THEN i.applied = 0 ELSE 1 END)`;
 
 export function createResourceStore(db: Db) {
   const byId = db.prepare<[string, string], ResourceRow>(
-    'SELECT * FROM resources WHERE project_id = ? AND id = ?',
+    `SELECT * FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND id = ?`,
   );
   const byTypeAndName = db.prepare<[string, string, string], ResourceRow>(
-    'SELECT * FROM resources WHERE project_id = ? AND type = ? AND name = ?',
+    `SELECT * FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND type = ? AND name = ?`,
   );
   const installedPage = db.prepare<[string, string, number], InstalledResource>(
-    'SELECT id, type, name, spec FROM resources WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?',
+    `SELECT id, type, name, spec FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`,
   );
-  db.exec(STAGING_TABLE);
-  const stageOne = db.prepare<[string, string, string, string | null, string | null, string | null]>(
-    'INSERT INTO temp.resource_changes (installation, id, change, type, name, spec) VALUES (?, ?, ?, ?, ?, ?)',
+
+  // Installations: begun, written hidden, applied, then folded into the rows (or undone).
+  const begin = db.prepare<{ installation: string; project_id: string; time: string }>(
+    'INSERT INTO resource_installations (id, project_id, time) VALUES (@installation, @project_id, @time)',
   );
-  // A deferred transaction: it writes the TEMP table only, so it takes no lock of the database.
-  const stage = db.transaction((installation: string, changes: readonly StagedChange[]) => {
-    for (const staged of changes) {
-      if (staged.change === 'delete') stageOne.run(installation, staged.id, 'delete', null, null, null);
-      else {
-        const { spec } = staged;
-        stageOne.run(installation, staged.id, staged.change, spec.type, spec.name, JSON.stringify(spec));
-      }
-    }
-  });
-  const applyDeletes = db.prepare<{ installation: string; project_id: string }>(
-    `DELETE FROM resources WHERE project_id = @project_id AND id IN
-       (SELECT id FROM temp.resource_changes WHERE installation = @installation AND change = 'delete')`,
+  const markApplied = db.prepare<[string]>('UPDATE resource_installations SET applied = 1 WHERE id = ?');
+  const unfinished = db.prepare<[string], { id: string }>(
+    'SELECT id FROM resource_installations WHERE project_id = ? ORDER BY id',
   );
-  const applyUpdates = db.prepare<{ installation: string; project_id: string; time: string }>(
-    `UPDATE resources SET spec = c.spec, update_time = @time FROM temp.resource_changes c
-     WHERE c.installation = @installation AND c.change = 'update'
-       AND resources.id = c.id AND resources.project_id = @project_id`,
+  const installationOf = db.prepare<[string], { applied: number; time: string }>(
+    'SELECT applied, time FROM resource_installations WHERE id = ?',
   );
-  const applyCreates = db.prepare<{ installation: string; org_id: string; project_id: string; time: string }>(
+  const forget = db.prepare<[string]>('DELETE FROM resource_installations WHERE id = ?');
+  const insert = db.prepare<InstallationTarget & { id: string; type: string; name: string; spec: string }>(
     `INSERT INTO resources (id, org_id, project_id, type, name, creation_time, update_time, spec)
-     SELECT id, @org_id, @project_id, type, name, @time, @time, spec FROM temp.resource_changes
-     WHERE installation = @installation AND change = 'create' ORDER BY id`,
+     VALUES (@id, @org_id, @project_id, @type, @name, @time, @time, @spec)`,
   );
-  const unstage = db.prepare<[string]>('DELETE FROM temp.resource_changes WHERE installation = ?');
+  const insertHidden = db.prepare<
+    InstallationTarget & { id: string; type: string; name: string; spec: string }
+  >(
+    `INSERT INTO resources (id, org_id, project_id, type, name, creation_time, update_time, spec, installation, staged)
+     VALUES (@id, @org_id, @project_id, @type, @name, @time, @time, @spec, @installation, 'create')`,
+  );
+  const update = db.prepare<{ project_id: string; id: string; spec: string; time: string }>(
+    'UPDATE resources SET spec = @spec, update_time = @time WHERE project_id = @project_id AND id = @id',
+  );
+  const mark = db.prepare<{
+    project_id: string;
+    id: string;
+    installation: string;
+    staged: string;
+    spec: string | null;
+  }>(
+    `UPDATE resources SET installation = @installation, staged = @staged, staged_spec = @spec
+     WHERE project_id = @project_id AND id = @id`,
+  );
+  const remove = db.prepare<{ project_id: string; id: string }>(
+    'DELETE FROM resources WHERE project_id = @project_id AND id = @id',
+  );
+  // A slice of the rows an installation marked: those it removes (deleted ones once applied,
+  // new ones if undone) go, the others get its change (applied) or lose it (undone).
+  const MARKED = 'SELECT rowid FROM resources WHERE installation = @installation';
+  const dropMarked = db.prepare<{ installation: string; gone: string; size: number }>(
+    `DELETE FROM resources WHERE rowid IN (${MARKED} AND staged = @gone LIMIT @size)`,
+  );
+  const foldMarked = db.prepare<{ installation: string; time: string; size: number }>(
+    `UPDATE resources SET spec = coalesce(staged_spec, spec),
+       update_time = CASE staged WHEN 'update' THEN @time ELSE update_time END,
+       installation = NULL, staged = NULL, staged_spec = NULL
+     WHERE rowid IN (${MARKED} LIMIT @size)`,
+  );
+  const unmark = db.prepare<{ installation: string; size: number }>(
+    `UPDATE resources SET installation = NULL, staged = NULL, staged_spec = NULL
+     WHERE rowid IN (${MARKED} LIMIT @size)`,
+  );
   return {
     get(projectId: string, id: string): Resource | undefined {
       const row = byId.get(projectId, id);
@@ -101,7 +143,7 @@ export function createResourceStore(db: Db) {
     },
     list(projectId: string, type: ResourceType | undefined, request: PageRequest): Page<Resource> {
       return paginate<ResourceRow, Resource>(db, {
-        table: 'resources',
+        table: `${VISIBLE_RESOURCES} AS resources`,
         where: type === undefined ? ['project_id = ?'] : ['project_id = ?', 'type = ?'],
         params: type === undefined ? [projectId] : [projectId, type],
         sorts: { id: 'id', name: 'name' },
@@ -113,23 +155,60 @@ export function createResourceStore(db: Db) {
     installedPage(projectId: string, afterId: string, size: number): InstalledResource[] {
       return installedPage.all(projectId, afterId, size);
     },
-    /** Adds changes to those of `installation`; a spec is stored exactly as given, in its JSON text. */
-    stage(installation: string, changes: readonly StagedChange[]): void {
-      stage(installation, changes);
+    /** Starts an installation into a project: what it writes stays hidden until it is applied. */
+    beginInstallation(target: InstallationTarget): void {
+      begin.run(target);
+    },
+    /** Installations of the project begun and not finished (a crash or a failure cut them short). */
+    unfinishedInstallations(projectId: string): string[] {
+      return unfinished.all(projectId).map((row) => row.id);
+    },
+    /** Writes changes of an installation hidden from readers (never of triggers: see VISIBLE_RESOURCES). */
+    writeHidden(target: InstallationTarget, changes: readonly StagedChange[]): void {
+      for (const staged of changes) {
+        const at = { project_id: target.project_id, id: staged.id, installation: target.installation };
+        if (staged.change === 'delete') mark.run({ ...at, staged: 'delete', spec: null });
+        else if (staged.change === 'update')
+          mark.run({ ...at, staged: 'update', spec: JSON.stringify(staged.spec) });
+        else insertHidden.run(newRow(target, staged.id, staged.spec));
+      }
     },
     /**
-     * Applies the staged changes of `installation` to the project; to be called in a
-     * transaction. Deletes go first, so that a name freed by a rename can be taken again.
+     * Writes changes at once, visible to every reader when their transaction commits; to be
+     * called in the transaction that applies the installation.
      */
-    applyStaged(installation: string, project: { id: string; org_id: string }, time: string): void {
-      const target = { installation, project_id: project.id };
-      applyDeletes.run(target);
-      applyUpdates.run({ ...target, time });
-      applyCreates.run({ ...target, org_id: project.org_id, time });
+    writeVisible(target: InstallationTarget, changes: readonly StagedChange[]): void {
+      const at = { project_id: target.project_id, time: target.time };
+      for (const staged of changes) {
+        if (staged.change === 'delete') remove.run({ project_id: target.project_id, id: staged.id });
+        else if (staged.change === 'update')
+          update.run({ ...at, id: staged.id, spec: JSON.stringify(staged.spec) });
+        else insert.run(newRow(target, staged.id, staged.spec));
+      }
     },
-    /** Forgets the staged changes of `installation`, applied or not. */
-    unstage(installation: string): void {
-      unstage.run(installation);
+    /** Readers see what the installation wrote hidden, all at once. */
+    applyInstallation(installation: string): void {
+      markApplied.run(installation);
+    },
+    /**
+     * Folds up to `size` marks of an installation into their rows, as it was applied or, if
+     * it was not, as if it never was; forgets the installation once none is left. Returns
+     * whether it is finished.
+     */
+    finishInstallation(installation: string, size: number): boolean {
+      const found = installationOf.get(installation);
+      if (!found) return true;
+      const applied = found.applied === 1;
+      const dropped = dropMarked.run({ installation, gone: applied ? 'delete' : 'create', size }).changes;
+      const rest = size - dropped;
+      const folded =
+        rest === 0
+          ? 0
+          : applied
+            ? foldMarked.run({ installation, time: found.time, size: rest }).changes
+            : unmark.run({ installation, size: rest }).changes;
+      if (dropped + folded < size) forget.run(installation);
+      return dropped + folded < size;
     },
   };
 }

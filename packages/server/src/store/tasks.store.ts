@@ -75,21 +75,47 @@ const RUNNABLE = `
   LIMIT 1`;
 
 /**
- * What holds each waiting task of a pipeline, counted afresh after a restart or once all its
- * tasks exist: the instances of its dependencies that did not end successfully or failed with
- * `on_failure: continue`, its pipeline's place in a queue, and tasks of it still to be written.
- * CROSS JOIN makes SQLite read the task's dependencies first, then each one's instances by
- * (pipeline_id, name): left to choose, it read every task of the pipeline for each task, and a
- * chain of 4,000 entries held the server 23 s. Exported for the test of its plan.
+ * What holds a waiting task, counted afresh after a restart or as its pipeline's tasks are
+ * released once all exist: the instances of its dependencies that did not end successfully or
+ * failed with `on_failure: continue`, its pipeline's place in a queue, and, while tasks of its
+ * pipeline are still to be written or it is not yet released (id past `released_through`), its
+ * creation. The pipeline's row is read once per statement (`p`), not once per task: its spec
+ * makes it large. CROSS JOIN makes SQLite read the task's dependencies first, then each one's
+ * instances by (pipeline_id, name): left to choose, it read every task of the pipeline for each
+ * task, and a chain of 4,000 entries held the server 23 s.
  */
+const BLOCKERS_NOW = `(
+    SELECT count(*) FROM json_each(tasks.dependencies) d
+    CROSS JOIN tasks u ON u.pipeline_id = tasks.pipeline_id AND u.name = d.value
+    WHERE NOT (u.status = 'successful'
+               OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
+  + p.queued + (p.pending AND (p.released_through IS NULL OR tasks.id > p.released_through))`;
+
+const PIPELINE_HOLDS = `(
+    SELECT queued, pending_tasks IS NOT NULL AS pending, released_through FROM pipelines WHERE id = @pipeline_id) AS p`;
+
+/** Counts afresh what holds each waiting task of a pipeline. Exported for the test of its plan. */
 export const RECOUNT_BLOCKERS = `
-  UPDATE tasks SET blockers = (
-      SELECT count(*) FROM json_each(tasks.dependencies) d
-      CROSS JOIN tasks u ON u.pipeline_id = tasks.pipeline_id AND u.name = d.value
-      WHERE NOT (u.status = 'successful'
-                 OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
-    + (SELECT queued + (pending_tasks IS NOT NULL) FROM pipelines p WHERE p.id = tasks.pipeline_id)
-  WHERE pipeline_id = ? AND status = 'created'`;
+  UPDATE tasks SET blockers = ${BLOCKERS_NOW}
+  FROM ${PIPELINE_HOLDS}
+  WHERE tasks.pipeline_id = @pipeline_id AND tasks.status = 'created'`;
+
+/**
+ * The same for the tasks of a project's pipeline whose ids are in (@after, @last], found
+ * through tasks_by_project_pipeline: a slice costs its own tasks. Exported for the test of its plan.
+ */
+export const RECOUNT_SLICE = `
+  UPDATE tasks INDEXED BY tasks_by_project_pipeline SET blockers = ${BLOCKERS_NOW}
+  FROM ${PIPELINE_HOLDS}
+  WHERE tasks.project_id = @project_id AND tasks.pipeline_id = @pipeline_id
+    AND tasks.id > @after AND tasks.id <= @last AND tasks.status = 'created'`;
+
+/** The next (at most) @size tasks of a pipeline by id after @after: how many, and the last id. Exported for the test of its plan. */
+export const NEXT_SLICE = `
+  SELECT count(*) AS size, max(id) AS last FROM (
+    SELECT id FROM tasks
+    WHERE project_id = @project_id AND pipeline_id = @pipeline_id AND id > @after
+    ORDER BY id LIMIT @size)`;
 
 export function createTaskStore(db: Db) {
   const insert = db.prepare(
@@ -120,7 +146,14 @@ export function createTaskStore(db: Db) {
   const admit = db.prepare<[string]>(
     `UPDATE tasks SET blockers = blockers - 1 WHERE pipeline_id = ? AND status = 'created'`,
   );
-  const recountBlockers = db.prepare<[string]>(RECOUNT_BLOCKERS);
+  const recountBlockers = db.prepare<{ pipeline_id: string }>(RECOUNT_BLOCKERS);
+  const recountSlice = db.prepare<{ project_id: string; pipeline_id: string; after: string; last: string }>(
+    RECOUNT_SLICE,
+  );
+  const nextSlice = db.prepare<
+    { project_id: string; pipeline_id: string; after: string; size: number },
+    { size: number; last: string | null }
+  >(NEXT_SLICE);
   const countOfPipeline = db.prepare<[string], { n: number }>(
     'SELECT count(*) AS n FROM tasks WHERE pipeline_id = ?',
   );
@@ -227,7 +260,24 @@ export function createTaskStore(db: Db) {
     },
     /** Counts afresh what holds each waiting task of the pipeline (after a restart made tasks wait again). */
     recountBlockers(pipelineId: string): void {
-      recountBlockers.run(pipelineId);
+      recountBlockers.run({ pipeline_id: pipelineId });
+    },
+    /**
+     * The next tasks of the pipeline by id after `afterId` (`''` for the first), at most `size`:
+     * how many, and the last one's id; undefined when there are none.
+     */
+    nextSlice(projectId: string, pipelineId: string, afterId: string, size: number) {
+      const { size: found, last } = nextSlice.get({
+        project_id: projectId,
+        pipeline_id: pipelineId,
+        after: afterId,
+        size,
+      }) ?? { size: 0, last: null };
+      return last === null ? undefined : { size: found, last };
+    },
+    /** Counts afresh what holds the waiting tasks of the pipeline whose ids are after `afterId`, up to `lastId`. */
+    recountSlice(projectId: string, pipelineId: string, afterId: string, lastId: string): void {
+      recountSlice.run({ project_id: projectId, pipeline_id: pipelineId, after: afterId, last: lastId });
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
     started(): Task[] {

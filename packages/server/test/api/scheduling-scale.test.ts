@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { type ApiClient, walk } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
-import { INSTANTIATION_BATCH, instantiatePipelines } from '../../src/services/instantiation.js';
+import {
+  completeInstantiations,
+  INSTANTIATION_BATCH,
+  instantiatePipelines,
+  RELEASE_SLICE,
+} from '../../src/services/instantiation.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -43,6 +48,54 @@ async function allTasks(client: ApiClient, pipelineId: string) {
   const tasks = [];
   for await (const t of walk(client, '/tasks', { pipeline_id: pipelineId, size: 100 })) tasks.push(t);
   return tasks.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
+}
+
+/**
+ * A pipeline made in a transaction of the test's own, as an event would make it: with its
+ * first INSTANTIATION_BATCH tasks, the rest left to write (what a crash leaves behind).
+ */
+function makePipeline(project: { id: string; org_id: string }, name: string): string {
+  const store = server.store;
+  const time = new Date().toISOString();
+  const [id = ''] = store.transaction(() => {
+    const event = {
+      id: newId(),
+      org_id: project.org_id,
+      project_id: project.id,
+      creation_time: time,
+      event_time: time,
+      connector: 'custom',
+      name: 'made-by-hand',
+      data: {},
+      original_event_id: null,
+    };
+    store.events.insert(event);
+    return instantiatePipelines(store, { event, pipelines: [name], environment: {}, time });
+  });
+  return id;
+}
+
+/** 130 stages of 10 instances, each stage after the one before: counts matter. */
+const stages = Array.from({ length: 130 }, (_, i) => ({
+  name: `s${i}`,
+  task: 'noop',
+  nb_instances: 10,
+  ...(i > 0 ? { dependencies: [`s${i - 1}`] } : {}),
+}));
+
+/** Every task of a pipeline of `stages` succeeded, each stage after every instance of the one before. */
+async function expectStagesInOrder(client: ApiClient, id: string) {
+  const tasks = await allTasks(client, id);
+  expect(tasks).toHaveLength(1300);
+  expect(tasks.every((t) => t.status === 'successful')).toBe(true);
+  const byStage = new Map<number, typeof tasks>();
+  for (const t of tasks)
+    byStage.set(Number(t.name.slice(1)), [...(byStage.get(Number(t.name.slice(1))) ?? []), t]);
+  for (let stage = 1; stage < 130; stage += 1) {
+    const lastEnd = Math.max(...(byStage.get(stage - 1) ?? []).map((t) => Date.parse(t.end_time ?? '')));
+    const firstStart = Math.min(...(byStage.get(stage) ?? []).map((t) => Date.parse(t.start_time ?? '')));
+    expect(firstStart).toBeGreaterThanOrEqual(lastEnd);
+  }
 }
 
 describe('scheduling at scale', () => {
@@ -119,24 +172,7 @@ describe('a pipeline too large for one transaction', () => {
   it('runs none of its tasks before the last one is written, and completes where it was left', async () => {
     const { project, client } = await projectWith(server, specs);
     const store = server.store;
-    const time = new Date().toISOString();
-    // What a crash leaves between the transaction that makes the pipeline and the batches after it.
-    const [pipelineId] = store.transaction(() => {
-      const event = {
-        id: newId(),
-        org_id: project.org_id,
-        project_id: project.id,
-        creation_time: time,
-        event_time: time,
-        connector: 'custom',
-        name: 'made-by-hand',
-        data: {},
-        original_event_id: null,
-      };
-      store.events.insert(event);
-      return instantiatePipelines(store, { event, pipelines: ['wide'], environment: {}, time });
-    });
-    const id = pipelineId ?? '';
+    const id = makePipeline(project, 'wide');
     expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
     expect(store.pipelines.pendingInstantiationIds()).toContain(id);
     // Held: none of its tasks is ready to be claimed.
@@ -150,53 +186,56 @@ describe('a pipeline too large for one transaction', () => {
 
 describe('a pipeline restarted while its tasks are written', () => {
   it('counts what holds each task afresh once all exist, so none runs early and none waits forever', async () => {
-    // 130 stages of 10 instances, each stage after the one before: counts matter.
-    const stages = Array.from({ length: 130 }, (_, i) => ({
-      name: `s${i}`,
-      task: 'noop',
-      nb_instances: 10,
-      ...(i > 0 ? { dependencies: [`s${i - 1}`] } : {}),
-    }));
     const { project, client } = await projectWith(server, [
       task('noop', { steps: [{ command: 'true' }] }),
       pipeline('stages', stages, { concurrent: true }),
     ]);
     const store = server.store;
-    const time = new Date().toISOString();
     // Made, aborted and restarted before its second batch is written: no turn of the event loop
     // between them, so the scheduler cannot write the rest first.
-    const [id = ''] = store.transaction(() => {
-      const event = {
-        id: newId(),
-        org_id: project.org_id,
-        project_id: project.id,
-        creation_time: time,
-        event_time: time,
-        connector: 'custom',
-        name: 'made-by-hand',
-        data: {},
-        original_event_id: null,
-      };
-      store.events.insert(event);
-      return instantiatePipelines(store, { event, pipelines: ['stages'], environment: {}, time });
-    });
+    const id = makePipeline(project, 'stages');
     server.services.pipelines.abort(project, id);
     server.services.pipelines.restart(project, id);
     expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
     server.scheduler.wakeUp();
     expect((await finished(client, id, 120_000)).status).toBe('successful');
-    const tasks = await allTasks(client, id);
-    expect(tasks).toHaveLength(1300);
-    expect(tasks.every((t) => t.status === 'successful')).toBe(true);
-    // Each stage started after every instance of the one before had ended.
-    const byStage = new Map<number, typeof tasks>();
-    for (const t of tasks)
-      byStage.set(Number(t.name.slice(1)), [...(byStage.get(Number(t.name.slice(1))) ?? []), t]);
-    for (let stage = 1; stage < 130; stage += 1) {
-      const lastEnd = Math.max(...(byStage.get(stage - 1) ?? []).map((t) => Date.parse(t.end_time ?? '')));
-      const firstStart = Math.min(...(byStage.get(stage) ?? []).map((t) => Date.parse(t.start_time ?? '')));
-      expect(firstStart).toBeGreaterThanOrEqual(lastEnd);
+    await expectStagesInOrder(client, id);
+  }, 150_000);
+});
+
+describe('a pipeline whose tasks are released a slice at a time', () => {
+  it('holds the tasks of slices not yet released through a restart, and carries on after a failure', async () => {
+    expect(1300).toBeGreaterThan(RELEASE_SLICE);
+    const { project, client } = await projectWith(server, [
+      task('noop', { steps: [{ command: 'true' }] }),
+      pipeline('stages', stages, { concurrent: true }),
+    ]);
+    const store = server.store;
+    const id = makePipeline(project, 'stages');
+    // Every task is written and the first slice released; the second slice fails, as a crash
+    // would end it. Tasks of the first may have started meanwhile.
+    const { recountSlice } = store.tasks;
+    let slices = 0;
+    store.tasks.recountSlice = (...slice) => {
+      slices += 1;
+      if (slices === 2) throw new Error('interrupted');
+      recountSlice(...slice);
+    };
+    try {
+      await expect(completeInstantiations(store, [id])).rejects.toThrow('interrupted');
+    } finally {
+      store.tasks.recountSlice = recountSlice;
     }
+    expect(store.tasks.countOfPipeline(id)).toBe(1300);
+    expect(store.pipelines.pendingInstantiationIds()).toContain(id);
+    // Restarted between the two slices: the tasks of the first are counted as released, those
+    // of the second still held until the scheduler releases them.
+    server.services.pipelines.abort(project, id);
+    server.services.pipelines.restart(project, id);
+    server.scheduler.wakeUp();
+    expect((await finished(client, id, 120_000)).status).toBe('successful');
+    expect(store.pipelines.pendingInstantiationIds()).not.toContain(id);
+    await expectStagesInOrder(client, id);
   }, 150_000);
 });
 
