@@ -1,7 +1,7 @@
 // npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
 // its bare baseline in the same run, prints the medians and ratios, and writes them to
 // bench/results.json. Names: http events latency scheduler install pagination memory purge stall streams
-// dashboard container.
+// follow dashboard container.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { containerStart } from './benchmarks/container.js';
@@ -9,6 +9,7 @@ import { dashboard } from './benchmarks/dashboard.js';
 import { deepPagination } from './benchmarks/deep-pagination.js';
 import { eventIngestion } from './benchmarks/event-ingestion.js';
 import { executeLatency } from './benchmarks/execute-latency.js';
+import { follow } from './benchmarks/follow.js';
 import { httpOverhead } from './benchmarks/http-overhead.js';
 import { memory } from './benchmarks/memory.js';
 import { purge } from './benchmarks/purge.js';
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   stall: (context) => tenantStall(context),
   dashboard: async (context, big) => dashboard(context, await big()),
   streams: (context) => streams(context),
+  follow: (context) => follow(context),
   container: (context) => containerStart(context),
 };
 

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -10,14 +9,15 @@ import {
   type Pipewright,
   resourceId,
   SERVER_BIN,
+  SERVERS_DIR,
   startPipewright,
   trivialTask,
   until,
 } from '../lib/pipewright.js';
+import { type ServerProcess, startServer } from '../lib/processes.js';
 import { percentile } from '../lib/stats.js';
+import { nowMs, type Readers, startReaders } from './streams-readers.js';
 
-/** Wall-clock time in ms, with sub-millisecond precision, the same in every process of the machine. */
-const wallClockMs = () => performance.timeOrigin + performance.now();
 /** The server's cap of streams per key (its default): the streams are spread over keys. */
 const STREAMS_PER_KEY = 100;
 
@@ -39,61 +39,50 @@ async function newKey(server: Pipewright, n: number): Promise<string> {
 }
 
 /**
- * `count` streams of the project's changes on raw connections, spread over keys, each calling
- * `onMessage` when a message of type `event` arrives: the lightest client one process can be for
- * hundreds of streams (the typed client's parsing would weigh on the figures as much as the server).
+ * `count` streams of the project's changes on raw connections, spread over keys, read by reader
+ * threads (streams-readers.ts) that time or count the messages of type `event`: the lightest client
+ * one process can be for hundreds of streams (the typed client's parsing would weigh on the figures
+ * as much as the server). The baseline takes the same requests and ignores what they ask.
  */
-async function openStreams(
+function openStreams(
   baseUrl: string,
   keys: string[],
   projectId: string,
   count: number,
   query: string,
   event: string,
-  onMessage: (stream: number) => void,
+  timed: boolean,
 ) {
   const { hostname, port } = new URL(baseUrl);
-  const marker = `event: ${event}\n`;
-  const sockets: Socket[] = [];
-  const started: Promise<void>[] = [];
-  for (let n = 0; n < count; n += 1) {
-    const socket = connect(Number(port), hostname);
-    socket.setNoDelay(true);
-    sockets.push(socket);
-    const key = keys[Math.floor(n / STREAMS_PER_KEY)];
-    socket.write(
+  const requests = Array.from(
+    { length: count },
+    (_, n) =>
       `GET /v0/changes?project_id=${projectId}${query} HTTP/1.1\r\nHost: ${hostname}\r\n` +
-        `Authorization: Bearer ${key}\r\n\r\n`,
-    );
-    let tail = '';
-    started.push(
-      new Promise((resolve, reject) => {
-        socket.once('error', reject);
-        socket.on('data', (chunk: Buffer) => {
-          const text = tail + chunk.toString('latin1');
-          if (text.includes('event: start\n')) resolve();
-          let at = text.indexOf(marker);
-          while (at >= 0) {
-            onMessage(n);
-            at = text.indexOf(marker, at + marker.length);
-          }
-          tail = text.slice(-marker.length);
-        });
-      }),
-    );
+      `Authorization: Bearer ${keys[Math.floor(n / STREAMS_PER_KEY)]}\r\n\r\n`,
+  );
+  return startReaders({ port: Number(port), host: hostname, marker: `event: ${event}\n`, timed }, requests);
+}
+
+/** From each of `samples` commits to its message read on every stream of `readers`, in ms. */
+async function latencies(readers: Readers, samples: number, commit: () => void): Promise<number[]> {
+  const measured: number[] = [];
+  for (let n = 0; n < samples; n += 1) {
+    const arrived = readers.expectOneEach(30_000);
+    commit();
+    const committedAt = nowMs();
+    for (const at of await arrived) measured.push(at - committedAt);
+    // A pause between changes, so that each is measured alone; of a random length, so that commits
+    // fall anywhere between two of the server's checks.
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 10));
   }
-  await Promise.all(started);
-  return {
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-    },
-  };
+  return measured;
 }
 
 /**
  * Live streams (GET /v0/changes): from a pipeline's status committed (by another connection, as the
- * scheduler's) to the message read by every client, with 1, 100 and 500 streams open; the server's
- * memory per idle stream; changes fanned out per second to 100 streams.
+ * scheduler's) to the message read by every client, with 1, 100 and 500 streams open, against a bare
+ * node:http server streaming the same database (servers/fanout.ts); the server's memory per idle
+ * stream; changes fanned out per second to 100 streams.
  */
 export async function streams(context: Context): Promise<Row[]> {
   const server = await startPipewright(context.dir('streams'));
@@ -127,86 +116,89 @@ export async function streams(context: Context): Promise<Row[]> {
     for (let n = 1; n < 5; n += 1) keys.push(await newKey(server, n));
     const rows: Row[] = [];
 
-    for (const count of [1, 100, 500]) {
-      const target = pipelines[0] as string;
-      let committedAt = 0;
-      let pending = 0;
-      const latencies: number[] = [];
-      const idleBefore = server.rssMiB();
-      const open = await openStreams(
-        server.baseUrl,
-        keys,
-        projectId,
-        count,
-        `&pipeline_id=${target}`,
-        'pipeline',
-        () => {
-          latencies.push(wallClockMs() - committedAt);
-          pending -= 1;
-        },
-      );
-      if (count === 500) {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        const perStreamKiB = ((server.rssMiB() - idleBefore) * 1024) / count;
-        rows.push({
-          benchmark: 'streams',
-          metric: `server memory per open idle stream (${count} open)`,
-          ours: perStreamKiB,
-          unit: 'KiB',
-          goal: '< 20 KiB',
-          met: perStreamKiB < 20,
-        });
+    // Ours and the baseline in turn, with the same readers and the same commits.
+    const bare = await startServer([join(SERVERS_DIR, 'fanout.js'), join(server.dataDir, DATABASE_FILE)]);
+    const target = pipelines[0] as string;
+    const commit = () => flip.run(target);
+    const open = (to: ServerProcess, count: number) =>
+      openStreams(to.baseUrl, keys, projectId, count, `&pipeline_id=${target}`, 'pipeline', true);
+    try {
+      for (const count of [1, 100, 500]) {
+        const samples = context.quick ? 20 : count === 500 ? 60 : 150;
+        context.log(`${samples} changes read by ${count} streams, of Pipewright and of the baseline`);
+        const measured = { ours: [] as number[], bare: [] as number[] };
+        const memory = { ours: 0, bare: 0 };
+        for (const [name, to] of [
+          ['ours', server],
+          ['bare', bare],
+        ] as const) {
+          const idle = to.rssMiB();
+          const readers = await open(to, count);
+          if (count === 500) {
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            memory[name] = ((to.rssMiB() - idle) * 1024) / count;
+          }
+          measured[name] = await latencies(readers, samples, commit);
+          await readers.close();
+        }
+        if (count === 500) {
+          rows.push({
+            benchmark: 'streams',
+            metric: `server memory per open idle stream (${count} open)`,
+            ours: memory.ours,
+            baseline: memory.bare,
+            baselineName: 'node:http',
+            ratio: memory.ours / memory.bare,
+            unit: 'KiB',
+            goal: '< 20 KiB',
+            met: memory.ours < 20,
+          });
+        }
+        for (const [p, goal] of [
+          [50, 5],
+          [99, 25],
+        ] as const) {
+          const [ours, baseline] = [percentile(measured.ours, p), percentile(measured.bare, p)];
+          rows.push({
+            benchmark: 'streams',
+            metric: `status committed -> message read, ${count} stream${count > 1 ? 's' : ''}, p${p}`,
+            ours,
+            baseline,
+            baselineName: 'node:http SSE',
+            ratio: ours / baseline,
+            unit: 'ms',
+            ...(count === 500 ? { goal: `< ${goal} ms`, met: ours < goal } : {}),
+          });
+        }
       }
-      const samples = context.quick ? 20 : count === 500 ? 60 : 150;
-      context.log(`${samples} changes read by ${count} streams`);
-      for (let n = 0; n < samples; n += 1) {
-        pending = count;
-        flip.run(target);
-        committedAt = wallClockMs();
-        await until(() => pending <= 0, 30_000, 1);
-        // A pause between changes, so that each is measured alone.
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      open.close();
-      for (const [p, goal] of [
-        [50, 5],
-        [99, 25],
-      ] as const) {
-        const value = percentile(latencies, p);
-        rows.push({
-          benchmark: 'streams',
-          metric: `status committed -> message read, ${count} stream${count > 1 ? 's' : ''}, p${p}`,
-          ours: value,
-          unit: 'ms',
-          ...(count === 500 ? { goal: `< ${goal} ms`, met: value < goal } : {}),
-        });
-      }
+    } finally {
+      await bare.stop();
     }
 
     // Fan-out: changes of 200 pipelines in turn, as fast as one connection commits them, to 100
     // streams; what a batch of the feed holds twice (the same pipeline) is sent once, as its latest.
     const seconds = context.quick ? 2 : 5;
     context.log(`changes committed for ${seconds} s, fanned out to 100 streams`);
-    let received = 0;
-    let lastReceived = 0;
-    const open = await openStreams(server.baseUrl, keys, projectId, 100, '', 'pipeline', () => {
-      received += 1;
-      lastReceived = wallClockMs();
-    });
-    const began = wallClockMs();
+    const fanOut = await openStreams(server.baseUrl, keys, projectId, 100, '', 'pipeline', false);
+    const began = nowMs();
     let committed = 0;
-    while (wallClockMs() - began < seconds * 1000) {
+    while (nowMs() - began < seconds * 1000) {
       for (let n = 0; n < 20; n += 1) flip.run(pipelines[committed++ % pipelines.length] as string);
       await new Promise((resolve) => setImmediate(resolve));
     }
     // Until the messages stop coming: 200 ms without one.
-    await until(() => wallClockMs() - lastReceived > 200, 60_000, 10);
-    open.close();
+    let totals = await fanOut.totals();
+    while (nowMs() - totals.lastArrival <= 200) {
+      if (nowMs() - began > 60_000) throw new Error('benchmark did not finish in time');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      totals = await fanOut.totals();
+    }
+    await fanOut.close();
     db.close();
     rows.push({
       benchmark: 'streams',
       metric: `messages fanned out per second to 100 streams (${committed.toLocaleString('en')} changes committed in ${seconds} s)`,
-      ours: received / ((lastReceived - began) / 1000),
+      ours: totals.received / ((totals.lastArrival - began) / 1000),
       unit: 'msg/s',
     });
     return rows;

@@ -50,7 +50,9 @@ export function composeServer(options: ServerOptions) {
   const workStore = openStore(options.databaseFile, 'relaxed');
   const { secrets } = options;
   const runner = createRunner(options.work);
-  const scheduler = createScheduler(workStore, runner, { secrets, ...options.work }, logger);
+  // The scheduler tells live streams of its commits (through the services, made after it).
+  const committed = () => services.streams.committed();
+  const scheduler = createScheduler(workStore, runner, { secrets, committed, ...options.work }, logger);
   const { clock, manual: manualTicks, ...tickerOptions } = options.ticker ?? {};
   // Installs tell the ticker of changed triggers, whether or not it runs.
   const ticker = createTicker(store, scheduler, logger, clock, tickerOptions);

@@ -23,6 +23,8 @@ export interface AttemptContext {
   taskBinDir: string | undefined;
   /** Seconds an attempt of a task without a `timeout` of its own may run; none: no limit. */
   defaultTaskTimeoutSeconds: number | undefined;
+  /** Told after step output is stored: live streams show it at once. */
+  committed: () => void;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function runAttempt(
     (error) =>
       logger.error('step output could not be stored yet', { task_id: task.id, error: String(error) }),
     maskedValues(named),
+    context.committed,
   );
   let outcome: RunOutcome;
   let attempt: PreparedAttempt | undefined;

@@ -28,6 +28,11 @@ export interface SchedulerOptions {
   pollIntervalMs?: number;
   /** Opens the identities tasks name: the server's identity key, the one the services seal them with. */
   secrets: SecretBox;
+  /**
+   * Told after the scheduler commits what live streams show (a task claimed or ended, step
+   * output), so that they show it at once rather than at their next look.
+   */
+  committed?: () => void;
 }
 
 /**
@@ -54,6 +59,7 @@ export function createScheduler(
   const { wakeUp } = loop;
   const completePendingInstantiations = createPendingInstantiations(store, logger, wakeUp);
   let access: ServerAccess = { apiUrl: '' };
+  const committed = options.committed ?? (() => {});
   const attempts: AttemptContext = {
     store,
     runner,
@@ -62,6 +68,7 @@ export function createScheduler(
     access: () => access,
     taskBinDir: options.taskBinDir,
     defaultTaskTimeoutSeconds: options.defaultTaskTimeoutSeconds,
+    committed,
   };
 
   /** Claims the oldest runnable task, in the caller's transaction. */
@@ -73,6 +80,7 @@ export function createScheduler(
     while (running.size < options.maxRunningTasks && runner.canPrepare()) {
       const claimed = store.transaction(claim);
       if (!claimed) return;
+      committed();
       launch(claimed);
     }
   };
@@ -109,6 +117,7 @@ export function createScheduler(
       recorder.close();
       return { aborted: completeAttempt(store, task, end, clock()), next: claimInPlaceOf() };
     });
+    committed();
     stopTasks(aborted);
     if (next) launch(next);
   };

@@ -3,10 +3,14 @@ import { formatTime } from '../domain/time.js';
 import type { RunSink, StepResult } from '../runner/index.js';
 import type { Store } from '../store/index.js';
 
-// Output is stored while a step runs, so that it can be watched, but in batches: one
-// append per chunk the process writes would be one SQLite commit per line.
+// Output is stored while a step runs, so that it can be watched live, but in batches: one
+// append per chunk the process writes would be one SQLite commit per line. Output that follows
+// a quiet spell (nothing stored for FLUSH_INTERVAL_MS) is stored within QUIET_FLUSH_MS, so that
+// a line printed alone reaches a viewer at once; what follows it in a burst waits for the
+// interval, or for FLUSH_BYTES.
 const FLUSH_BYTES = 16 * 1024;
 const FLUSH_INTERVAL_MS = 200;
+const QUIET_FLUSH_MS = 2;
 
 const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborted'> = {
   succeeded: 'successful',
@@ -34,6 +38,8 @@ export type StepRecorder = RunSink & { close(): void };
  * Every value of `masked` (the task's identities') is replaced by a mask in the output before it
  * is stored, also when the process writes it in pieces: the tail of a chunk that may start one is
  * held back until the next chunk, or the step's end, tells.
+ *
+ * `stored` is called after output is stored, so that live streams show it at once.
  */
 export function createStepRecorder(
   store: Store,
@@ -41,11 +47,14 @@ export function createStepRecorder(
   labels: readonly (string | undefined)[],
   onFlushError: (error: unknown) => void,
   masked: readonly string[] = [],
+  stored: () => void = () => {},
 ): StepRecorder {
   const mask = createOutputMask(masked);
   let pending = '';
   let pendingIndex = -1;
   let timer: NodeJS.Timeout | undefined;
+  // When output was last stored: output after a quiet spell is stored at once.
+  let lastFlush = 0;
   // A step is recorded once its process is spawned, with its process group: one write.
   let unrecorded: { index: number; time: Date } | undefined;
   let ended: { index: number; result: StepResult; time: Date } | undefined;
@@ -81,6 +90,8 @@ export function createStepRecorder(
     if (pending === '') return;
     store.stepExecutions.appendOutput(key(pendingIndex), pending);
     pending = '';
+    lastFlush = performance.now();
+    stored();
   };
   /** A flush on a timer, where nothing above would catch a failure: kept for the next flush. */
   const flushLater = () => {
@@ -134,7 +145,10 @@ export function createStepRecorder(
       recordStart();
       append(index, text);
       if (Buffer.byteLength(pending) >= FLUSH_BYTES) flush();
-      else timer ??= setTimeout(flushLater, FLUSH_INTERVAL_MS);
+      else {
+        const quiet = performance.now() - lastFlush >= FLUSH_INTERVAL_MS;
+        timer ??= setTimeout(flushLater, quiet ? QUIET_FLUSH_MS : FLUSH_INTERVAL_MS);
+      }
     },
     stepEnded(index, result, time) {
       ended = { index, result, time };

@@ -21,6 +21,12 @@ export interface ChangeFeed {
    * is called, and the subscription is over.
    */
   subscribe(listener: (changes: readonly Change[]) => void, failed: (error: unknown) => void): () => void;
+  /**
+   * Says that this process has just committed something: the feed looks at once rather than at its
+   * next check. Calls made within one turn of the event loop are looked at together; nobody
+   * listening, it does nothing.
+   */
+  committed(): void;
 }
 
 export interface PollingOptions {
@@ -33,20 +39,24 @@ export interface PollingOptions {
 /**
  * The change feed of one SQLite database. While someone listens, it looks every `intervalMs`
  * whether anything was committed, by any connection (the store's change stamp: two pragma
- * reads, a few microseconds), and only then reads the log from where it is. Nobody listening,
- * it costs nothing but the triggers' rows.
+ * reads, a few microseconds), and only then reads the log from where it is; `committed` makes
+ * it look at once, so that a commit of this process does not wait for the next check. Nobody
+ * listening, it costs nothing but the triggers' rows.
  */
 export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
   const intervalMs = options.intervalMs ?? 2;
   const batch = options.batch ?? 1000;
   const listeners = new Map<(changes: readonly Change[]) => void, (error: unknown) => void>();
   let timer: NodeJS.Timeout | undefined;
+  let woken: NodeJS.Immediate | undefined;
   let stamp = '';
   let position = 0;
 
   const stop = () => {
     clearInterval(timer);
+    clearImmediate(woken);
     timer = undefined;
+    woken = undefined;
   };
   const read = () => {
     const current = store.changeStamp();
@@ -76,6 +86,13 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
     latest: () => store.changes.latest(),
     oldest: () => store.changes.oldest(),
     read: (after, limit) => store.changes.after(after, limit),
+    committed() {
+      if (listeners.size === 0 || woken) return;
+      woken = setImmediate(() => {
+        woken = undefined;
+        poll();
+      });
+    },
     subscribe(listener, failed) {
       if (listeners.size === 0) {
         // From now on: whatever was committed before is for `read`.

@@ -15,6 +15,8 @@ export interface StreamMessage {
 export interface StreamSink {
   /** Sends a message; false once the consumer has fallen too far behind and was cut off. */
   send(message: StreamMessage): boolean;
+  /** Sends messages together, in one write to the connection; false as `send`, and then none went. */
+  sendAll(messages: readonly StreamMessage[]): boolean;
   /** Resolves once what was sent has left the server's buffers (or the consumer is gone). */
   drained(): Promise<void>;
   /** Ends the response, after the messages sent. */

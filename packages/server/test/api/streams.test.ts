@@ -1,3 +1,4 @@
+import { connect as tlsConnect } from 'node:tls';
 import { type ApiClient, createClient, type ProjectChange, projectChanges } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { command, pipeline, projectWith, task, trigger } from '../helpers/projects.js';
@@ -181,6 +182,42 @@ describe('streamChanges', () => {
     });
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     controller.abort();
+  });
+
+  it('writes its messages as they are to an HTTP/1.0 client, which takes no chunked body', async () => {
+    const { client, project } = await projectWith(server, specs);
+    const { hostname, port } = new URL(server.baseUrl);
+    const socket = tlsConnect({ host: hostname, port: Number(port), ca: server.ca });
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    try {
+      socket.write(
+        `GET /v0/changes?project_id=${project.id} HTTP/1.0\r\nAuthorization: Bearer ${server.adminKey}\r\n\r\n`,
+      );
+      await waitFor(
+        async () => received,
+        (text) => text.includes('event: start\n'),
+      );
+      const pipelineId = await execute(client);
+      const ended = `"id":"${pipelineId}"`;
+      await waitFor(
+        async () => received,
+        (text) => text.split('\n\n').some((block) => block.includes(ended) && block.includes('"successful"')),
+      );
+    } finally {
+      socket.destroy();
+    }
+    const [head = '', body = ''] = received.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head.toLowerCase()).not.toContain('transfer-encoding');
+    // Nothing but whole messages: event, id and JSON data, each ended by a blank line.
+    const blocks = body.split('\n\n');
+    expect(blocks.pop()).toBe('');
+    for (const block of blocks) {
+      expect(block).toMatch(/^event: (start|event|pipeline|task)\nid: \d+\ndata: \{.*\}$/);
+    }
   });
 
   it("ends a key's streams once the key is revoked", async () => {

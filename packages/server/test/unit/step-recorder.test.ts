@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createStepRecorder } from '../../src/scheduler/step-recorder.js';
+import type { Store } from '../../src/store/index.js';
+
+// When a step's output is stored decides how soon a viewer following the task sees it: a line
+// printed after a quiet spell goes at once, a burst is batched.
+
+/** A store that keeps the output appended, in order, and nothing else. */
+function outputStore() {
+  const appended: string[] = [];
+  const store = {
+    stepExecutions: {
+      start: () => {},
+      appendOutput: (_key: unknown, text: string) => appended.push(text),
+      end: () => {},
+      insertEnded: () => {},
+    },
+    transaction: <T>(fn: () => T) => fn(),
+  } as unknown as Store;
+  return { store, appended };
+}
+
+describe('the step recorder', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    // Far from the clock's start: the recorder has stored nothing for a long while.
+    vi.advanceTimersByTime(10_000);
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it('stores output after a quiet spell within milliseconds, and batches what follows it', () => {
+    const { store, appended } = outputStore();
+    const stored = vi.fn();
+    const recorder = createStepRecorder(
+      store,
+      { taskId: 't', attempt: 0, start: '' },
+      [undefined],
+      (error) => {
+        throw error;
+      },
+      [],
+      stored,
+    );
+    recorder.stepStarted(0, new Date());
+    recorder.processStarted(0, 100, undefined);
+
+    recorder.stepOutput(0, 'first\n');
+    vi.advanceTimersByTime(2);
+    expect(appended).toEqual(['first\n']);
+    expect(stored).toHaveBeenCalledTimes(1);
+
+    // Within the interval of the last store: batched, stored once at the interval's end.
+    recorder.stepOutput(0, 'second\n');
+    recorder.stepOutput(0, 'third\n');
+    vi.advanceTimersByTime(100);
+    expect(appended).toEqual(['first\n']);
+    vi.advanceTimersByTime(100);
+    expect(appended).toEqual(['first\n', 'second\nthird\n']);
+    expect(stored).toHaveBeenCalledTimes(2);
+
+    // Quiet again: at once.
+    vi.advanceTimersByTime(500);
+    recorder.stepOutput(0, 'fourth\n');
+    vi.advanceTimersByTime(2);
+    expect(appended).toEqual(['first\n', 'second\nthird\n', 'fourth\n']);
+  });
+});
