@@ -1,15 +1,15 @@
-import { createOutputMask } from '../domain/output-mask.js';
+import { createOutputMask } from '../domain/secrets/output-mask.js';
 import { formatTime } from '../domain/time.js';
 import type { RunSink, StepResult } from '../runner/index.js';
 import type { Store } from '../store/index.js';
 
-// Output is stored while a step runs, so that it can be watched live, but in batches: one
-// append per chunk the process writes would be one SQLite commit per line. Output that follows
-// a quiet spell (nothing stored for FLUSH_INTERVAL_MS) is stored within QUIET_FLUSH_MS, so that
-// a line printed alone reaches a viewer at once; what follows it in a burst waits for the
-// interval, or for FLUSH_BYTES.
+// Output is stored while a step runs, so that it can be watched live, in batches: one append
+// per chunk the process writes would be one SQLite commit per line. A batch is stored
+// QUIET_FLUSH_MS after its first output, or FLUSH_GAP_MS after the last batch if that is later
+// (so a step commits its output at most 1000 / FLUSH_GAP_MS times a second), or at once at
+// FLUSH_BYTES. A line printed alone reaches a viewer within milliseconds.
 const FLUSH_BYTES = 16 * 1024;
-const FLUSH_INTERVAL_MS = 200;
+const FLUSH_GAP_MS = 20;
 const QUIET_FLUSH_MS = 2;
 
 const STATUS_OF: Record<StepResult['outcome'], 'successful' | 'failed' | 'aborted'> = {
@@ -53,8 +53,8 @@ export function createStepRecorder(
   let pending = '';
   let pendingIndex = -1;
   let timer: NodeJS.Timeout | undefined;
-  // When output was last stored: output after a quiet spell is stored at once.
-  let lastFlush = 0;
+  // When output was last stored (performance.now()).
+  let lastFlush = -Infinity;
   // A step is recorded once its process is spawned, with its process group: one write.
   let unrecorded: { index: number; time: Date } | undefined;
   let ended: { index: number; result: StepResult; time: Date } | undefined;
@@ -146,8 +146,8 @@ export function createStepRecorder(
       append(index, text);
       if (Buffer.byteLength(pending) >= FLUSH_BYTES) flush();
       else {
-        const quiet = performance.now() - lastFlush >= FLUSH_INTERVAL_MS;
-        timer ??= setTimeout(flushLater, quiet ? QUIET_FLUSH_MS : FLUSH_INTERVAL_MS);
+        const gapLeft = lastFlush + FLUSH_GAP_MS - performance.now();
+        timer ??= setTimeout(flushLater, Math.max(QUIET_FLUSH_MS, gapLeft));
       }
     },
     stepEnded(index, result, time) {
