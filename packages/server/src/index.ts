@@ -5,7 +5,7 @@ export {
   newSecretKeyText,
   parseSecretKey,
   type SecretBox,
-} from './domain/secret-box.js';
+} from './domain/secrets/secret-box.js';
 export type { RateLimit } from './http/rate-limit.js';
 export { apiValidator } from './http/validator.js';
 export { createJsonLogger, type Logger, type LogLevel, silentLogger } from './logger.js';

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type AppOptions, createApp } from './app.js';
-import type { SecretBox } from './domain/secret-box.js';
+import type { SecretBox } from './domain/secrets/secret-box.js';
 import { type Logger, silentLogger } from './logger.js';
 import { createRunner, type RunnerOptions } from './runner/index.js';
 import { createNotifier, type NotifierOptions } from './scheduler/notifier.js';

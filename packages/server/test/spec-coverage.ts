@@ -14,8 +14,8 @@ const pipelines = 'test/api/pipelines.test.ts';
 const commands = 'test/api/commands.test.ts';
 const events = 'test/api/events.test.ts';
 const resources = 'test/api/resources.test.ts';
-const ticker = 'test/unit/ticker.test.ts';
-const schedules = 'test/unit/schedules.test.ts';
+const ticker = 'test/unit/sources/time-ticker.test.ts';
+const schedules = 'test/unit/domain/events/schedules.test.ts';
 const webhooks = 'test/api/webhooks.test.ts';
 const timeouts = 'test/api/timeouts.test.ts';
 const notifications = 'test/api/notifications.test.ts';
@@ -66,7 +66,7 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
   'TaskSpec.type': [EACH_TYPE, VERSION_AND_TYPE],
   'TaskSpec.version': [
     VERSION_AND_TYPE,
-    'test/unit/resource-schema-errors.test.ts > reports another version',
+    'test/unit/domain/resources/schema-errors.test.ts > reports another version',
   ],
   'TaskSpec.name': [EACH_TYPE, `${resources} > treats a rename as a deletion and a creation`],
   'TaskSpec.description': EACH_TYPE,
@@ -77,7 +77,7 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
   'TaskRuntime.parameters': CONTAINER,
   'TaskRuntime.parameters.image': [
     CONTAINER,
-    'test/unit/runner-container.test.ts > refuses an image name the engine would read as an option',
+    'test/unit/runner/container.test.ts > refuses an image name the engine would read as an option',
   ],
   'TaskRuntime.parameters.pull': [
     `${containers} > pulls the image as the runtime says: never`,
@@ -107,8 +107,8 @@ export const COVERAGE: Readonly<Record<string, TestReference | readonly TestRefe
   ],
   'TaskStep.code': [
     RUNS_A_COMMAND,
-    'test/unit/runner.test.ts > runs code without a #! line under /bin/sh with set -eu',
-    'test/unit/runner.test.ts > runs code with a #! line with its own interpreter',
+    'test/unit/runner/runner.test.ts > runs code without a #! line under /bin/sh with set -eu',
+    'test/unit/runner/runner.test.ts > runs code with a #! line with its own interpreter',
   ],
   'TaskStep.timeout': `${timeouts} > stops a step past its timeout as an abort does, and fails the task naming the step and the timeout`,
   'TaskStep.source': `${properties} > keeps the source of a step only to show it, and runs its code`,

@@ -17,7 +17,7 @@ type PathToRegexp = (path: string, options?: Record<string, unknown>) => unknown
  * No option of the validator does this, and nothing can stand in front of its lookup, so this
  * replaces the `pathToRegexp` export of the path-to-regexp module the validator requires: it
  * reads that export at each call. That is the validator's private working, pinned with its
- * version by test/unit/validator-route-cache.test.ts, which fails on any upgrade. The patch can
+ * version by test/unit/http/validator-route-cache.test.ts, which fails on any upgrade. The patch can
  * go once the validator caches compiled routes itself (cdimascio/express-openapi-validator#1217).
  */
 function compileRoutePatternsOnce(): void {

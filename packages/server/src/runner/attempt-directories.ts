@@ -30,9 +30,9 @@ export interface Attempt {
  * With task users, a slot is reused once nothing of its last attempt runs (its task user swept):
  * its entries are removed and made anew in the background, off this thread, and the next attempt
  * only writes its context and hands the entries to its user. Why: on a file system mounted with
- * `discard` (as the CI machines' is) every block freed is trimmed on the spot, and making a file
- * or a directory waited for the removals under way, up to 0.7 ms of this thread per task when
- * each attempt made and removed its own directory in the work root. Otherwise (no task users, a
+ * `discard` every block freed is trimmed on the spot, and making a file or a directory waits for
+ * the removals under way, which cost this thread dearly per task when each attempt made and
+ * removed its own directory in the work root (bench/README.md, scheduler). Otherwise (no task users, a
  * container step, past `idleLimit` slots waiting), a slot is removed whole. Trees that task users
  * may still change are removed through `spawner` (see removeTree).
  */

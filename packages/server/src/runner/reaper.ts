@@ -24,10 +24,10 @@ type ReaperProcess = ChildProcessByStdio<Writable, Readable, null>;
  * groups are left as they are. Answers a line per line: `ok`, or `failed` and the ids it could
  * not do (those the child did not report done).
  *
- * Perl because Node cannot fork: a process spawned by Node costs a copy of the spawning process
- * (about 1 ms), a fork of this small program a fraction of that, and one fork per batch rather
- * than per user keeps it off a busy machine. It is part of every Debian system (perl-base is
- * essential).
+ * Perl because Node cannot fork: a process spawned by Node costs a copy of the spawning process,
+ * a fork of this small program a fraction of that, and one fork per batch rather than per user
+ * keeps it off a busy machine (bench/README.md has the figures). It is part of every Debian
+ * system (perl-base is essential).
  */
 const PROGRAM = `
 use strict;

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../domain/secret-box.js';
+import type { SecretBox } from '../domain/secrets/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { PreparedAttempt, Runner, RunOutcome } from '../runner/index.js';
 import type { Store } from '../store/index.js';

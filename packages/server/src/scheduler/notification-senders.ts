@@ -5,7 +5,7 @@ import {
   type NotificationPayload,
   SIGNATURE_HEADER,
   signature,
-} from '../domain/notifications.js';
+} from '../domain/execution/notifications.js';
 import type { AttemptResult } from '../services/index.js';
 
 // How one attempt of a notification goes out: a webhook by HTTP, an email by SMTP. Each

@@ -1,5 +1,9 @@
-import { DEFAULT_RETRY_POLICY, type NotificationPayload, type RetryPolicy } from '../domain/notifications.js';
-import type { SecretBox } from '../domain/secret-box.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  type NotificationPayload,
+  type RetryPolicy,
+} from '../domain/execution/notifications.js';
+import type { SecretBox } from '../domain/secrets/secret-box.js';
 import type { Logger } from '../logger.js';
 import {
   type AttemptResult,
@@ -35,7 +39,7 @@ export interface Notifier {
 }
 
 /**
- * The worker loop that sends notifications: claims due deliveries (services/notifications-queue.ts)
+ * The worker loop that sends notifications: claims due deliveries (services/notifications/queue.ts)
  * up to its concurrency, sends each outside any transaction, within its timeout, and records
  * the attempt. Nothing it does waits on a request or the scheduler, nor they on it.
  */

@@ -4,7 +4,7 @@ import type { Store } from '../store/index.js';
 
 /**
  * What writes the rest of the tasks of pipelines left half created by a crash, or by a failure of
- * the request that made them (services/instantiation.ts): one completion at a time, in the
+ * the request that made them (services/intake/instantiation.ts): one completion at a time, in the
  * background, then `onCompleted` (their tasks may run). Each call looks for such pipelines.
  */
 export function createPendingInstantiations(store: Store, logger: Logger, onCompleted: () => void) {

@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import type { SecretBox } from '../domain/secret-box.js';
+import type { SecretBox } from '../domain/secrets/secret-box.js';
 import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
 import type { Runner } from '../runner/index.js';

@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import { afterFailure } from '../domain/execution.js';
+import { afterFailure } from '../domain/execution/statuses.js';
 import { formatTime } from '../domain/time.js';
 import { finishPipeline } from '../services/index.js';
 import type { Store } from '../store/index.js';

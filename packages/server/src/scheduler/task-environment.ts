@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import { parameterEnvironment, withDefaults } from '../domain/parameter-values.js';
+import { parameterEnvironment, withDefaults } from '../domain/execution/parameter-values.js';
 import { CONTAINER_PATHS, type PreparedAttempt } from '../runner/index.js';
 import type { RevealedIdentity } from '../services/index.js';
 import { identityEnvironment } from './task-identities.js';

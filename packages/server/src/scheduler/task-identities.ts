@@ -1,9 +1,9 @@
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Schemas } from '@pipewright/types';
-import { type IdentityField, identityGrant } from '../domain/identities.js';
-import { secretsToMask } from '../domain/output-mask.js';
-import type { SecretBox } from '../domain/secret-box.js';
+import { type IdentityField, identityGrant } from '../domain/secrets/identities.js';
+import { secretsToMask } from '../domain/secrets/output-mask.js';
+import type { SecretBox } from '../domain/secrets/secret-box.js';
 import { type RevealedIdentity, revealIdentities } from '../services/index.js';
 import type { Store } from '../store/index.js';
 

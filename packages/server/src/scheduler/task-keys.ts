@@ -1,5 +1,5 @@
-import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
 import { newId } from '../domain/ids.js';
+import { formatKey, hashSecret, makeSecret } from '../domain/secrets/api-keys.js';
 import type { Store } from '../store/index.js';
 
 /**

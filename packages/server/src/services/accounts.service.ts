@@ -3,8 +3,8 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import type { Store } from '../store/index.js';
-import { addAccount } from './credentials.js';
-import { accountOf, requireAdmin } from './permissions.js';
+import { addAccount } from './auth/credentials.js';
+import { accountOf, requireAdmin } from './auth/permissions.js';
 
 type Account = Schemas['Account'];
 
@@ -14,7 +14,7 @@ export function createAccountService(store: Store, clock: () => Date) {
     if (!account) throw new DomainError('unknown_account', `no account ${id}`, { id });
     return account;
   };
-  /** Disables or enables an account; its keys follow from the next request on (auth-cache.ts). */
+  /** Disables or enables an account; its keys follow from the next request on (auth/auth-cache.ts). */
   const setDisabled = (principal: Principal, id: string, disabled: boolean): Account => {
     requireAdmin(principal, `${disabled ? 'disable' : 'enable'} accounts`);
     // The caller stays an enabled admin, so an organization never locks all its admins out.

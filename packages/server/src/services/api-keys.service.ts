@@ -4,15 +4,15 @@ import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
-import { issueApiKey } from './credentials.js';
-import { accountOf } from './permissions.js';
+import { issueApiKey } from './auth/credentials.js';
+import { accountOf } from './auth/permissions.js';
 
 type ApiKey = Schemas['ApiKey'];
 
 /**
  * The keys of accounts. An admin manages every key of its organization; a user lists, creates
  * and revokes its own. A revoked key is refused from the next request on: the owner cache of
- * authentication (auth-cache.ts) is emptied by any commit, this revocation included.
+ * authentication (auth/auth-cache.ts) is emptied by any commit, this revocation included.
  */
 export function createApiKeyService(store: Store, clock: () => Date) {
   /** Refuses a user acting on another account's keys. */

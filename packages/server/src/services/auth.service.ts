@@ -1,10 +1,10 @@
-import { type KeyParts, parseKey, secretMatches } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
+import { type KeyParts, parseKey, secretMatches } from '../domain/secrets/api-keys.js';
 import { isStorageUnavailable } from '../domain/storage-errors.js';
 import { formatTime } from '../domain/time.js';
 import type { KeyOwner, Store, TaskKeyOwner } from '../store/index.js';
-import { createKeyOwnerCache } from './auth-cache.js';
+import { createKeyOwnerCache } from './auth/auth-cache.js';
 
 // last_login_time is written at most once a minute per account, so that a busy key
 // does not turn every read into a write.

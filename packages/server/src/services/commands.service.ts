@@ -1,12 +1,12 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import { withDefaults } from '../domain/execution/parameter-values.js';
 import { newId } from '../domain/ids.js';
-import { withDefaults } from '../domain/parameter-values.js';
 import type { Principal } from '../domain/principal.js';
-import { checkParameterValues } from '../domain/resource-parameters.js';
+import { checkParameterValues } from '../domain/resources/parameters.js';
 import type { Store } from '../store/index.js';
-import type { EventIntake } from './event-intake.js';
+import type { EventIntake } from './intake/event-intake.js';
 
 type Project = Schemas['Project'];
 type CommandExecution = Schemas['CommandExecution'];

@@ -3,7 +3,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import type { EventFilters, Store } from '../store/index.js';
-import type { EventIntake } from './event-intake.js';
+import type { EventIntake } from './intake/event-intake.js';
 
 type Event = Schemas['Event'];
 type Project = Schemas['Project'];

@@ -1,6 +1,8 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError, invalidRequestBody } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { Principal } from '../domain/principal.js';
 import {
   type IdentityKind,
   type IdentityValues,
@@ -8,13 +10,11 @@ import {
   identityFields,
   identityVariables,
   variablePrefix,
-} from '../domain/identities.js';
-import { newId } from '../domain/ids.js';
-import type { Principal } from '../domain/principal.js';
-import { type SecretBox, SecretBoxError } from '../domain/secret-box.js';
+} from '../domain/secrets/identities.js';
+import { type SecretBox, SecretBoxError } from '../domain/secrets/secret-box.js';
 import { formatTime } from '../domain/time.js';
 import type { IdentityRecord, Store } from '../store/index.js';
-import { accountOf } from './permissions.js';
+import { accountOf } from './auth/permissions.js';
 
 type Project = Schemas['Project'];
 type Identity = Schemas['Identity'];
@@ -54,7 +54,7 @@ function requireAccount(principal: Principal): void {
 }
 
 /**
- * The identities of projects: credentials stored sealed (see domain/secret-box.ts) under the
+ * The identities of projects: credentials stored sealed (see domain/secrets/secret-box.ts) under the
  * server's identity key, which never enters the database, and read back without their values.
  * Only the scheduler opens them (revealIdentities), for the tasks that name them.
  */

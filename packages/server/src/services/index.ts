@@ -1,45 +1,51 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from '../domain/secret-box.js';
+import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from '../domain/secrets/secret-box.js';
 import type { Store } from '../store/index.js';
 import { createAccountService } from './accounts.service.js';
 import { createApiKeyService } from './api-keys.service.js';
 import { createAuthService } from './auth.service.js';
 import { createCommandService } from './commands.service.js';
-import { createEventIntake } from './event-intake.js';
 import { createEventService } from './events.service.js';
 import { createIdentityService } from './identities.service.js';
+import { createEventIntake } from './intake/event-intake.js';
 import { createNextTicksService } from './next-ticks.service.js';
 import { createNotificationService } from './notifications.service.js';
-import { createOrganizationService } from './organizations.service.js';
+import { createOrganizationService } from './organization.service.js';
 import { createPipelineService } from './pipelines.service.js';
 import { createProjectService } from './projects.service.js';
 import { createProvisioningService } from './provisioning.service.js';
 import { createResourceService } from './resources.service.js';
-import { createScratchpadService } from './scratchpads.service.js';
+import { createScratchpadService } from './scratchpad.service.js';
 import { createStreamService } from './streams.service.js';
 import { createTaskService } from './tasks.service.js';
 import { createWebhookService } from './webhooks.service.js';
 import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
-// The services' public surface: what the scheduler, http and the program use besides createServices.
-export type { ChangeFeed } from './change-feed.js';
-export { type Admission, createEventIntake } from './event-intake.js';
 export { type RevealedIdentity, revealIdentities } from './identities.service.js';
-export { completeInstantiations } from './instantiation.js';
+export { type Admission, createEventIntake } from './intake/event-intake.js';
+export { completeInstantiations } from './intake/instantiation.js';
+export { finishPipeline } from './intake/pipeline-queue.js';
 export {
   type AttemptResult,
   claimDueNotifications,
   recordNotificationAttempt,
-} from './notifications-queue.js';
-export { finishPipeline } from './pipeline-queue.js';
-export type { ChangeFilters } from './project-changes.js';
+} from './notifications/queue.js';
 export {
   createProvisioningService,
   DEFAULT_ADMIN_EMAIL,
   DEFAULT_ORGANIZATION,
 } from './provisioning.service.js';
-export { SPECS_SCHEMA_POINTER } from './resource-spec-schemas.js';
-export type { EndReason, OpenStream, StreamMessage, StreamRequest, StreamSink } from './stream-types.js';
+export { SPECS_SCHEMA_POINTER } from './resources/spec-schemas.js';
+// The services' public surface: what the scheduler, http and the program use besides createServices.
+export type { ChangeFeed } from './streams/change-feed.js';
+export type { ChangeFilters } from './streams/project-changes.js';
+export type {
+  EndReason,
+  OpenStream,
+  StreamMessage,
+  StreamRequest,
+  StreamSink,
+} from './streams/stream-types.js';
 export type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 /** Where no ticker runs, nothing hears of changed schedules. */
@@ -65,7 +71,7 @@ export function createServices(
   const resources = createResourceService(store, projects, clock, schedules);
   return {
     auth: createAuthService(store, clock),
-    organizations: createOrganizationService(store),
+    organization: createOrganizationService(store),
     accounts: createAccountService(store, clock),
     apiKeys: createApiKeyService(store, clock),
     projects,
@@ -76,7 +82,7 @@ export function createServices(
     webhooks: createWebhookService(store, intake, clock),
     pipelines,
     tasks: createTaskService(store),
-    scratchpads: createScratchpadService(store, pipelines),
+    scratchpad: createScratchpadService(store, pipelines),
     identities: createIdentityService(store, secrets, clock),
     provisioning: createProvisioningService(store, clock),
     streams: createStreamService(store),

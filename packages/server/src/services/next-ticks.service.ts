@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import { nextTick } from '../domain/schedules.js';
+import { nextTick } from '../domain/events/schedules.js';
 import { formatTime } from '../domain/time.js';
 import type { createResourceService } from './resources.service.js';
 

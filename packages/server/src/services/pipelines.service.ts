@@ -1,11 +1,11 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
-import { isFinished } from '../domain/execution.js';
-import { tasksToRerun } from '../domain/task-graph.js';
+import { isFinished } from '../domain/execution/statuses.js';
+import { tasksToRerun } from '../domain/execution/task-graph.js';
 import { formatTime } from '../domain/time.js';
 import type { PipelineFilters, Store } from '../store/index.js';
-import { finishPipeline, mustQueue } from './pipeline-queue.js';
+import { finishPipeline, mustQueue } from './intake/pipeline-queue.js';
 import type { WorkNotifier } from './work.js';
 
 type Pipeline = Schemas['Pipeline'];

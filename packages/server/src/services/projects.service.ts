@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Principal } from '../domain/principal.js';
 import type { Store } from '../store/index.js';
-import { requireAdmin } from './permissions.js';
+import { requireAdmin } from './auth/permissions.js';
 
 type Project = Schemas['Project'];
 

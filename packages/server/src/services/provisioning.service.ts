@@ -3,7 +3,7 @@ import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { formatTime } from '../domain/time.js';
 import type { Store } from '../store/index.js';
-import { addAccount, issueApiKey } from './credentials.js';
+import { addAccount, issueApiKey } from './auth/credentials.js';
 
 type Role = Schemas['Account']['role'];
 

@@ -4,14 +4,14 @@ import { DomainError, invalidRequestBody, type JsvError } from '../domain/errors
 import { newId } from '../domain/ids.js';
 import { pointer } from '../domain/json-pointer.js';
 import type { Principal } from '../domain/principal.js';
-import { type InstallationPlan, installationPlanner } from '../domain/resource-diff.js';
-import { checkResourceSet, type SetEntry } from '../domain/resource-set.js';
+import { type InstallationPlan, installationPlanner } from '../domain/resources/diff.js';
+import { checkResourceSet, type SetEntry } from '../domain/resources/set.js';
 import { formatTime } from '../domain/time.js';
 import type { InstallationTarget, StagedChange, Store } from '../store/index.js';
-import { oneAtATimePerKey } from './one-at-a-time.js';
+import { oneAtATimePerKey } from './concurrency/one-at-a-time.js';
+import { nextTurn, timeSlicer } from './concurrency/time-slices.js';
 import type { createProjectService } from './projects.service.js';
-import { createSpecValidator } from './resource-spec-schemas.js';
-import { nextTurn, timeSlicer } from './time-slices.js';
+import { createSpecValidator } from './resources/spec-schemas.js';
 import type { ScheduleNotifier } from './work.js';
 
 type Project = Schemas['Project'];

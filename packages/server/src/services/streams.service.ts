@@ -1,11 +1,22 @@
 import type { Schemas } from '@pipewright/types';
 import { DomainError } from '../domain/errors.js';
-import { isFinished } from '../domain/execution.js';
+import { isFinished } from '../domain/execution/statuses.js';
 import { BEFORE_FIRST_CHUNK, type Change, type Store } from '../store/index.js';
-import { type ChangeFeed, createPollingChangeFeed } from './change-feed.js';
-import { type ChangedObject, type ChangeFilters, changedObjects, matches } from './project-changes.js';
-import type { EndReason, OpenStream, StreamMessage, StreamRequest, StreamSink } from './stream-types.js';
-import { chunkFrom, type OutputPosition, outputData, taskState } from './task-output.js';
+import { type ChangeFeed, createPollingChangeFeed } from './streams/change-feed.js';
+import {
+  type ChangedObject,
+  type ChangeFilters,
+  changedObjects,
+  matches,
+} from './streams/project-changes.js';
+import type {
+  EndReason,
+  OpenStream,
+  StreamMessage,
+  StreamRequest,
+  StreamSink,
+} from './streams/stream-types.js';
+import { chunkFrom, type OutputPosition, outputData, taskState } from './streams/task-output.js';
 
 /** Changes read at once by a stream that catches up after a reconnect. */
 const CATCH_UP_CHANGES = 1000;

@@ -1,8 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
-import type { Store } from '../store/index.js';
-import type { TaskFilters } from '../store/tasks.store.js';
+import type { Store, TaskFilters } from '../store/index.js';
 
 type Task = Schemas['Task'];
 type Project = Schemas['Project'];

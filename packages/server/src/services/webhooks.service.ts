@@ -1,17 +1,17 @@
 import type { Schemas } from '@pipewright/types';
-import { hashSecret, makeSecret } from '../domain/api-keys.js';
 import { DomainError } from '../domain/errors.js';
-import { formatTime } from '../domain/time.js';
-import { filtersMatch } from '../domain/trigger-filters.js';
+import { filtersMatch } from '../domain/events/trigger-filters.js';
 import {
   deliveryFingerprints,
   deliveryKind,
   proofProblem,
   REPLAY_WINDOW_MS,
   type WebhookDelivery,
-} from '../domain/webhook-deliveries.js';
+} from '../domain/events/webhook-deliveries.js';
+import { hashSecret, makeSecret } from '../domain/secrets/api-keys.js';
+import { formatTime } from '../domain/time.js';
 import type { Store, WebhookRecord } from '../store/index.js';
-import type { EventIntake } from './event-intake.js';
+import type { EventIntake } from './intake/event-intake.js';
 
 type Project = Schemas['Project'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;

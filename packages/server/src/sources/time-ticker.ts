@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
-import { nextTick, planTicks, scheduleKey } from '../domain/schedules.js';
+import { nextTick, planTicks, scheduleKey } from '../domain/events/schedules.js';
+import { filtersMatch } from '../domain/events/trigger-filters.js';
 import { formatTime } from '../domain/time.js';
-import { filtersMatch } from '../domain/trigger-filters.js';
 import type { Logger } from '../logger.js';
 import { type Admission, createEventIntake, type WorkNotifier } from '../services/index.js';
 import type { Store, TimeTrigger } from '../store/index.js';

@@ -1,5 +1,5 @@
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { IdentityField, IdentityKind } from '../domain/identities.js';
+import type { IdentityField, IdentityKind } from '../domain/secrets/identities.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
 

@@ -39,6 +39,7 @@ export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
 export type { TaskKeyOwner } from './task-keys.store.js';
+export type { TaskFilters } from './tasks.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
 export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
 

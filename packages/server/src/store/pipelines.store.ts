@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Status } from '../domain/execution.js';
+import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
 
@@ -84,7 +84,7 @@ export interface PipelineFilters {
 
 // Each filter's condition; each is served by an index that starts with (project_id, column)
 // or, for the period, by pipelines_by_project_creation_time (migration 016; the plans are
-// checked by test/unit/pipeline-queries.test.ts).
+// checked by test/unit/store/pipeline-queries.test.ts).
 const FILTER_CONDITIONS: Record<keyof PipelineFilters, string> = {
   status: 'status = ?',
   eventId: 'event_id = ?',

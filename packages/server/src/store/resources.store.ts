@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { InstalledResource } from '../domain/resource-diff.js';
+import type { InstalledResource } from '../domain/resources/diff.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
 
@@ -58,7 +58,7 @@ const newRow = (target: InstallationTarget, id: string, spec: Resource['spec']) 
 // not at all), and one marked by an applied installation as that installation made it (a
 // deleted one not at all), until the mark is folded into it. Triggers are never marked, which
 // is why other stores may read them from the table itself. SQLite flattens this into each
-// query, which keeps its indexes (checked by test/unit/resource-queries.test.ts).
+// query, which keeps its indexes (checked by test/unit/store/resource-queries.test.ts).
 export const VISIBLE_RESOURCES = `(
   SELECT r.id, r.org_id, r.project_id, r.type, r.name, r.creation_time, r.disabled,
          CASE WHEN r.staged = 'update' AND i.applied THEN i.time ELSE r.update_time END AS update_time,

@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Status } from '../domain/execution.js';
+import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
 
@@ -82,7 +82,7 @@ const RUNNABLE = `
  * creation. The pipeline's row is read once per statement (`p`), not once per task: its spec
  * makes it large. CROSS JOIN makes SQLite read the task's dependencies first, then each one's
  * instances by (pipeline_id, name): left to choose, it read every task of the pipeline for each
- * task, and a chain of 4,000 entries held the server 23 s.
+ * task, which made a long chain quadratic (bench/README.md, stall).
  */
 const BLOCKERS_NOW = `(
     SELECT count(*) FROM json_each(tasks.dependencies) d

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApiClient, ApiError, Schemas } from '@pipewright/client';
 import { describe, expect, it } from 'vitest';
-import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
+import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secrets/secret-box.js';
 import {
   command,
   execute,

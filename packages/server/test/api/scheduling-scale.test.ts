@@ -9,7 +9,7 @@ import {
   INSTANTIATION_BATCH,
   instantiatePipelines,
   RELEASE_SLICE,
-} from '../../src/services/instantiation.js';
+} from '../../src/services/intake/instantiation.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';

@@ -6,7 +6,7 @@ import { type ApiClient, createClient } from '@pipewright/client';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
-import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secret-box.js';
+import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secrets/secret-box.js';
 import type { RunnerOptions } from '../../src/runner/index.js';
 import type { Notifier, NotifierOptions } from '../../src/scheduler/notifier.js';
 import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';

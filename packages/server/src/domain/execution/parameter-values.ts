@@ -1,6 +1,6 @@
-import type { Parameter, ParameterValue } from './resource-parameters.js';
+import type { Parameter, ParameterValue } from '../resources/parameters.js';
 
-// Values of command and task parameters once checked (resource-parameters.ts): completed
+// Values of command and task parameters once checked (resources/parameters.ts): completed
 // with defaults, and turned into environment variables where a parameter names one.
 
 export function withDefaults(

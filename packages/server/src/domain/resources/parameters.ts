@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
-import type { JsvError } from './errors.js';
-import { pointer } from './json-pointer.js';
-import { createSuggest, quotedList, type Suggest } from './resource-wording.js';
+import type { JsvError } from '../errors.js';
+import { pointer } from '../json-pointer.js';
+import { createSuggest, quotedList, type Suggest } from './wording.js';
 
 // Parameters of commands and tasks: what their schema cannot say about their declarations,
 // and whether values given for them match (pipelines give values to their tasks).

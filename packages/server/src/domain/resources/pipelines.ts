@@ -1,9 +1,9 @@
 import type { Schemas } from '@pipewright/types';
-import type { JsvError } from './errors.js';
-import { pointer } from './json-pointer.js';
-import { findCycles } from './resource-cycles.js';
-import { checkParameterValues } from './resource-parameters.js';
-import type { Suggest } from './resource-wording.js';
+import type { JsvError } from '../errors.js';
+import { pointer } from '../json-pointer.js';
+import { findCycles } from './cycles.js';
+import { checkParameterValues } from './parameters.js';
+import type { Suggest } from './wording.js';
 
 type PipelineSpec = Schemas['PipelineSpec'];
 type TaskSpec = Schemas['TaskSpec'];

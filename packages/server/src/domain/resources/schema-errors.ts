@@ -1,6 +1,6 @@
-import type { JsvError } from './errors.js';
-import { describeSchemaError, type SchemaError } from './resource-schema-reasons.js';
-import { quotedList } from './resource-wording.js';
+import type { JsvError } from '../errors.js';
+import { describeSchemaError, type SchemaError } from './schema-reasons.js';
+import { quotedList } from './wording.js';
 
 // A validator that meets a `oneOf` reports the failures of every branch: a number parameter
 // with `values` also hears that its type should be "string" or "boolean". The spec uses two

@@ -1,7 +1,7 @@
-import type { JsvError } from './errors.js';
-import { pointer } from './json-pointer.js';
-import { NAME_PATTERN } from './names.js';
-import { list, quotedList } from './resource-wording.js';
+import type { JsvError } from '../errors.js';
+import { pointer } from '../json-pointer.js';
+import { NAME_PATTERN } from '../names.js';
+import { list, quotedList } from './wording.js';
 
 /**
  * The members of a JSON Schema validation error (Ajv's, with `allErrors` and `verbose`)

@@ -1,10 +1,10 @@
 import type { Schemas } from '@pipewright/types';
-import type { JsvError } from './errors.js';
-import { pointer } from './json-pointer.js';
-import { checkParameterDeclarations } from './resource-parameters.js';
-import { checkPipeline } from './resource-pipelines.js';
-import { checkTriggerFilters } from './resource-triggers.js';
-import { createSuggest } from './resource-wording.js';
+import type { JsvError } from '../errors.js';
+import { pointer } from '../json-pointer.js';
+import { checkParameterDeclarations } from './parameters.js';
+import { checkPipeline } from './pipelines.js';
+import { checkTriggerFilters } from './triggers.js';
+import { createSuggest } from './wording.js';
 
 type ResourceSpec = Schemas['ResourceSpec'];
 type TaskSpec = Schemas['TaskSpec'];

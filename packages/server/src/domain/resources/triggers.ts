@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
-import type { JsvError } from './errors.js';
-import { compileFilterPattern } from './filter-patterns.js';
-import { pointer } from './json-pointer.js';
+import type { JsvError } from '../errors.js';
+import { compileFilterPattern } from '../events/filter-patterns.js';
+import { pointer } from '../json-pointer.js';
 
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
 

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { ID_PATTERN } from './ids.js';
-import { randomView } from './random.js';
+import { ID_PATTERN } from '../ids.js';
+import { randomView } from '../random.js';
 
 // An API key reads `pwk_<key id>_<secret>` (an account's key) or `pwt_<key id>_<secret>`
 // (the key of a running task). The id locates the stored row; the secret (32 random

@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
-import type { JsvError } from './errors.js';
-import { pointer } from './json-pointer.js';
+import type { JsvError } from '../errors.js';
+import { pointer } from '../json-pointer.js';
 
 export type IdentityKind = Schemas['IdentityKind'];
 export type IdentityField = keyof Schemas['IdentityData'];

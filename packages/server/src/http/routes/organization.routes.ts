@@ -5,7 +5,7 @@ import type { Handlers } from '../dispatch.js';
 export function organizationRoutes(services: Services): Handlers {
   return {
     getOrganization(_req, res) {
-      res.json(services.organizations.getCurrent(principalOf(res)));
+      res.json(services.organization.getCurrent(principalOf(res)));
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Status } from '../../domain/execution.js';
+import type { Status } from '../../domain/execution/statuses.js';
 import { normalizeTime } from '../../domain/time.js';
 import type { Services } from '../../services/index.js';
 import { projectOf } from '../context.js';

@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import type { Request, Response } from 'express';
 import { DomainError } from '../../domain/errors.js';
-import type { Status } from '../../domain/execution.js';
+import type { Status } from '../../domain/execution/statuses.js';
 import type { OpenStream, Services, StreamRequest, StreamSink } from '../../services/index.js';
 import { bearerKey } from '../authenticate.js';
 import { principalOf } from '../context.js';

@@ -1,4 +1,4 @@
-import type { Status } from '../../domain/execution.js';
+import type { Status } from '../../domain/execution/statuses.js';
 import type { Services } from '../../services/index.js';
 import { projectOf } from '../context.js';
 import type { Handlers } from '../dispatch.js';

@@ -1,9 +1,9 @@
 import type { Schemas } from '@pipewright/types';
-import { formatKey, hashSecret, makeSecret } from '../domain/api-keys.js';
-import { DomainError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
-import { formatTime } from '../domain/time.js';
-import type { Store } from '../store/index.js';
+import { DomainError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { formatKey, hashSecret, makeSecret } from '../../domain/secrets/api-keys.js';
+import { formatTime } from '../../domain/time.js';
+import type { Store } from '../../store/index.js';
 
 // Accounts and keys are made by the server program (first start, admin commands) and through
 // the API alike: both call these.

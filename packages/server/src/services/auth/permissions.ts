@@ -1,5 +1,5 @@
-import { DomainError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
 
 /** Refuses a caller whose account is not an admin: `action` completes "only admin accounts can". */
 export function requireAdmin(principal: Principal, action: string): void {

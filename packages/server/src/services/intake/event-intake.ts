@@ -1,13 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Schemas } from '@pipewright/types';
-import { newId } from '../domain/ids.js';
-import { parameterEnvironment } from '../domain/parameter-values.js';
-import { formatTime, normalizeTime } from '../domain/time.js';
-import { filtersMatch } from '../domain/trigger-filters.js';
-import type { Store } from '../store/index.js';
+import { filtersMatch } from '../../domain/events/trigger-filters.js';
+import { parameterEnvironment } from '../../domain/execution/parameter-values.js';
+import { newId } from '../../domain/ids.js';
+import { formatTime, normalizeTime } from '../../domain/time.js';
+import type { Store } from '../../store/index.js';
+import { timeSlicer } from '../concurrency/time-slices.js';
+import type { WorkNotifier } from '../work.js';
 import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
-import { timeSlicer } from './time-slices.js';
-import type { WorkNotifier } from './work.js';
 
 type Event = Schemas['Event'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;

@@ -1,10 +1,10 @@
 import type { Schemas } from '@pipewright/types';
-import { newId } from '../domain/ids.js';
-import { entryName } from '../domain/resource-pipelines.js';
-import { type EntryLinks, entryLinks } from '../domain/task-graph.js';
-import type { PipelineRecord, Store } from '../store/index.js';
+import { type EntryLinks, entryLinks } from '../../domain/execution/task-graph.js';
+import { newId } from '../../domain/ids.js';
+import { entryName } from '../../domain/resources/pipelines.js';
+import type { PipelineRecord, Store } from '../../store/index.js';
+import { nextTurn } from '../concurrency/time-slices.js';
 import { mustQueue } from './pipeline-queue.js';
-import { nextTurn } from './time-slices.js';
 
 type Event = Schemas['Event'];
 type Resource = Schemas['Resource'];
@@ -14,7 +14,7 @@ type PipelineTask = Schemas['PipelineTask'];
  * Task instances written in one transaction. A pipeline with more gets the first ones in the
  * transaction that makes it and the rest in transactions of this size, with a turn of the
  * event loop between them (completeInstantiations): every transaction holds the server's one
- * thread, and 10,000 tasks at once held it for a few hundred milliseconds.
+ * thread, so one transaction for all of a large pipeline's tasks would stall every request.
  */
 export const INSTANTIATION_BATCH = 200;
 

@@ -1,5 +1,5 @@
-import type { Store } from '../store/index.js';
-import { queueNotifications } from './notifications-queue.js';
+import type { Store } from '../../store/index.js';
+import { queueNotifications } from '../notifications/queue.js';
 
 // A non-concurrent pipeline resource runs one pipeline at a time in a project: while one of its
 // name is unfinished and admitted, newer ones (and restarted ones) wait in its queue, their

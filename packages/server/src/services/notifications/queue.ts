@@ -1,14 +1,14 @@
 import type { Schemas } from '@pipewright/types';
-import { newId } from '../domain/ids.js';
 import {
   DEFAULT_NOTIFY_ON,
   type NotificationPayload,
   type PipelineEndStatus,
   type RetryPolicy,
   retryDelayMs,
-} from '../domain/notifications.js';
-import { formatTime } from '../domain/time.js';
-import type { ClaimedNotificationDelivery, NotificationTarget, Store } from '../store/index.js';
+} from '../../domain/execution/notifications.js';
+import { newId } from '../../domain/ids.js';
+import { formatTime } from '../../domain/time.js';
+import type { ClaimedNotificationDelivery, NotificationTarget, Store } from '../../store/index.js';
 
 // The durable queue of notifications of pipelines' ends (migration 018): filled where a
 // pipeline ends, in its transaction, and emptied by the notifier (scheduler/notifier.ts), which

@@ -1,10 +1,10 @@
 import { openapiDocument } from '@pipewright/types';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
-import type { JsvError } from '../domain/errors.js';
-import { explainSchemaErrors } from '../domain/resource-schema-errors.js';
-import { describeSchemaError } from '../domain/resource-schema-reasons.js';
-import { quotedList } from '../domain/resource-wording.js';
+import type { JsvError } from '../../domain/errors.js';
+import { explainSchemaErrors } from '../../domain/resources/schema-errors.js';
+import { describeSchemaError } from '../../domain/resources/schema-reasons.js';
+import { quotedList } from '../../domain/resources/wording.js';
 
 // ajv-formats is CommonJS: under NodeNext its plugin is the module's `default` member.
 const addFormats = ajvFormats.default;

@@ -1,6 +1,6 @@
-import type { Change, Store } from '../store/index.js';
+import type { Change, Store } from '../../store/index.js';
 
-export type { Change } from '../store/index.js';
+export type { Change } from '../../store/index.js';
 
 /**
  * The committed changes of the whole server, in commit order, numbered by `seq` without gaps.

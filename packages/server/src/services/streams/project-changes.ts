@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
-import type { Status } from '../domain/execution.js';
-import type { Change, Store } from '../store/index.js';
+import type { Status } from '../../domain/execution/statuses.js';
+import type { Change, Store } from '../../store/index.js';
 import type { StreamMessage } from './stream-types.js';
 
 /** Which changes a project stream sends; events have neither pipeline nor status. */

@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import type { Principal } from '../domain/principal.js';
+import type { Principal } from '../../domain/principal.js';
 
 /** Why the server ends a stream (`end` event); the spec's StreamEnd lists the same. */
 export type EndReason = Schemas['StreamEnd']['data']['reason'];

@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import type { ChunkKey, OutputChunk } from '../store/index.js';
+import type { ChunkKey, OutputChunk } from '../../store/index.js';
 
 /** Where a task's output stream is: after chunk `key`, which ends at byte `offset` of the output. */
 export interface OutputPosition {

@@ -1,7 +1,7 @@
 import { openapiDocument } from '@pipewright/types';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { ERROR_CODES, type ErrorCode } from '../../src/domain/error-codes.js';
-import type { DomainError } from '../../src/domain/errors.js';
+import { ERROR_CODES, type ErrorCode } from '../../../src/domain/error-codes.js';
+import type { DomainError } from '../../../src/domain/errors.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeKsuid, ID_PATTERN, newId } from '../../src/domain/ids.js';
+import { encodeKsuid, ID_PATTERN, newId } from '../../../src/domain/ids.js';
 
 describe('ids', () => {
   it('encodes the examples of the KSUID format', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomView } from '../../src/domain/random.js';
+import { randomView } from '../../../src/domain/random.js';
 
 describe('randomView', () => {
   it('hands out fresh bytes on every call, across refills of its pool', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatch } from '../../src/http/dispatch.js';
+import { dispatch } from '../../../src/http/dispatch.js';
 
 const noop = () => {};
 const document = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toOriginForm } from '../../src/http/request-target.js';
+import { toOriginForm } from '../../../src/http/request-target.js';
 
 describe('toOriginForm', () => {
   it.each([

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openapiValidator } from '../../src/http/validator.js';
+import { openapiValidator } from '../../../src/http/validator.js';
 
 // http/validator.ts replaces the `pathToRegexp` export of the path-to-regexp module that
 // express-openapi-validator requires, so that each route pattern is compiled once. That relies

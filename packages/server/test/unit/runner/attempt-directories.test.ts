@@ -14,9 +14,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Attempt, createAttemptDirectories } from '../../src/runner/attempt-directories.js';
-import { createSpawner } from '../../src/runner/spawner.js';
-import { waitFor } from '../helpers/wait.js';
+import { type Attempt, createAttemptDirectories } from '../../../src/runner/attempt-directories.js';
+import { createSpawner } from '../../../src/runner/spawner.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let root: string;
 let workRoot: string;

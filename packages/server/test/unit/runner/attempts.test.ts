@@ -3,7 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRunner, type Runner, type RunSink } from '../../src/runner/index.js';
+import { createRunner, type Runner, type RunSink } from '../../../src/runner/index.js';
 
 // The runner as the scheduler uses it, through its interface: the place of an attempt, its run,
 // its release. Task users and containers have tests of their own (task-users.test.ts,

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { containerCommand, envFile } from '../../src/runner/container.js';
+import { containerCommand, envFile } from '../../../src/runner/container.js';
 import {
   type ContainerEngine,
   type ContainerRuntime,
@@ -11,10 +11,10 @@ import {
   type RunSink,
   type Step,
   type StepResult,
-} from '../../src/runner/index.js';
-import { runSteps } from '../../src/runner/run-steps.js';
-import { createSpawner } from '../../src/runner/spawner.js';
-import { waitFor } from '../helpers/wait.js';
+} from '../../../src/runner/index.js';
+import { runSteps } from '../../../src/runner/run-steps.js';
+import { createSpawner } from '../../../src/runner/spawner.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /** The spawner of this file's runs. */
 const spawner = createSpawner();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OutputCapture } from '../../src/runner/output.js';
+import { OutputCapture } from '../../../src/runner/output.js';
 
 function capture(limitBytes: number, chunks: Buffer[]) {
   const emitted: string[] = [];

@@ -9,7 +9,7 @@ import {
   isRecordedGroup,
   processIdentity,
   stopRecordedGroup,
-} from '../../src/runner/process-identity.js';
+} from '../../../src/runner/process-identity.js';
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];

@@ -2,10 +2,10 @@ import { chmod, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunSink, Step, StepResult } from '../../src/runner/index.js';
-import { runSteps } from '../../src/runner/run-steps.js';
-import { createSpawner } from '../../src/runner/spawner.js';
-import type { RunRequest } from '../../src/runner/types.js';
+import type { RunSink, Step, StepResult } from '../../../src/runner/index.js';
+import { runSteps } from '../../../src/runner/run-steps.js';
+import { createSpawner } from '../../../src/runner/spawner.js';
+import type { RunRequest } from '../../../src/runner/types.js';
 
 const SYSTEM_PATH = '/usr/bin:/bin';
 

@@ -6,7 +6,7 @@ import {
   frameReader,
   NulByteError,
   signalName,
-} from '../../src/runner/spawner-protocol.js';
+} from '../../../src/runner/spawner-protocol.js';
 
 /** A frame as spawner-child.c writes it: length of the rest, type, run id, fields. */
 function frame(type: number, id: number, fields: Buffer): Buffer {

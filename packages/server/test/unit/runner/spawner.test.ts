@@ -3,11 +3,11 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunSink, Step, StepResult } from '../../src/runner/index.js';
-import { processIdentity } from '../../src/runner/process-identity.js';
-import { runSteps } from '../../src/runner/run-steps.js';
-import { createSpawner } from '../../src/runner/spawner.js';
-import type { RunRequest } from '../../src/runner/types.js';
+import type { RunSink, Step, StepResult } from '../../../src/runner/index.js';
+import { processIdentity } from '../../../src/runner/process-identity.js';
+import { runSteps } from '../../../src/runner/run-steps.js';
+import { createSpawner } from '../../../src/runner/spawner.js';
+import type { RunRequest } from '../../../src/runner/types.js';
 import {
   command,
   finished,
@@ -17,9 +17,9 @@ import {
   stepsOf,
   task,
   tasksOf,
-} from '../helpers/projects.js';
-import { startTestServer } from '../helpers/test-server.js';
-import { waitFor } from '../helpers/wait.js';
+} from '../../helpers/projects.js';
+import { startTestServer } from '../../helpers/test-server.js';
+import { waitFor } from '../../helpers/wait.js';
 
 // The step processes are spawned and owned by the spawner process, a child of this one. What
 // happens when it dies, and that it does not outlive what uses it.

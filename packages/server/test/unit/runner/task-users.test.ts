@@ -14,18 +14,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createReaper } from '../../src/runner/reaper.js';
+import { createReaper } from '../../../src/runner/reaper.js';
 import {
   createTaskUsers,
   type TaskUsers,
   taskUsersProblem,
   type UidRange,
-} from '../../src/runner/task-users.js';
-import { claimUidRange } from '../helpers/uid-ranges.js';
-import { waitFor } from '../helpers/wait.js';
+} from '../../../src/runner/task-users.js';
+import { claimUidRange } from '../../helpers/uid-ranges.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /** The reaper as the server runs it, for a process of its own: tests run after the build. */
-const BUILT_REAPER = fileURLToPath(new URL('../../dist/runner/reaper.js', import.meta.url));
+const BUILT_REAPER = fileURLToPath(new URL('../../../dist/runner/reaper.js', import.meta.url));
 
 /** Whether a test may start a process in PID and mount namespaces of its own, with securebits. */
 const canIsolate =

@@ -2,11 +2,11 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RunSink, StepResult } from '../../src/runner/index.js';
-import { runSteps } from '../../src/runner/run-steps.js';
-import { createSpawner } from '../../src/runner/spawner.js';
-import { formatSeconds, passedTimeout, TimeoutPassed, withTimeout } from '../../src/runner/timeouts.js';
-import type { RunRequest } from '../../src/runner/types.js';
+import type { RunSink, StepResult } from '../../../src/runner/index.js';
+import { runSteps } from '../../../src/runner/run-steps.js';
+import { createSpawner } from '../../../src/runner/spawner.js';
+import { formatSeconds, passedTimeout, TimeoutPassed, withTimeout } from '../../../src/runner/timeouts.js';
+import type { RunRequest } from '../../../src/runner/types.js';
 
 /** The spawner of this file's runs. */
 const spawner = createSpawner();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome } from '../../src/runner/index.js';
-import { attemptEnd, couldNotRun, INTERRUPTED_BY_STOP } from '../../src/scheduler/attempt-outcome.js';
-import type { AttemptEnd } from '../../src/scheduler/task-completion.js';
+import type { RunOutcome } from '../../../src/runner/index.js';
+import { attemptEnd, couldNotRun, INTERRUPTED_BY_STOP } from '../../../src/scheduler/attempt-outcome.js';
+import type { AttemptEnd } from '../../../src/scheduler/task-completion.js';
 
 describe('attemptEnd', () => {
   it.each<{ name: string; run: RunOutcome; end: AttemptEnd }>([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createPurger, type RetentionOptions } from '../../src/scheduler/purger.js';
-import { type Db, openDatabase } from '../../src/store/db.js';
-import { createStore } from '../../src/store/index.js';
+import { createPurger, type RetentionOptions } from '../../../src/scheduler/purger.js';
+import { type Db, openDatabase } from '../../../src/store/db.js';
+import { createStore } from '../../../src/store/index.js';
 
 // The walk over events keeps where it is: an event still referred to when the walk passes it
 // goes with the last of its pipelines, and the walk must look at it again whenever that would

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createStepRecorder } from '../../src/scheduler/step-recorder.js';
-import type { Store } from '../../src/store/index.js';
+import { createStepRecorder } from '../../../src/scheduler/step-recorder.js';
+import type { Store } from '../../../src/store/index.js';
 
 // When a step's output is stored decides how soon a viewer following the task sees it: a line
 // printed after a quiet spell goes at once, a burst is batched.
@@ -23,12 +23,10 @@ function outputStore() {
 describe('the step recorder', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    // Far from the clock's start: the recorder has stored nothing for a long while.
-    vi.advanceTimersByTime(10_000);
   });
   afterEach(() => vi.useRealTimers());
 
-  it('stores output after a quiet spell within milliseconds, and batches what follows it', () => {
+  it('stores a line printed alone within milliseconds, and at most one batch per gap', () => {
     const { store, appended } = outputStore();
     const stored = vi.fn();
     const recorder = createStepRecorder(
@@ -42,24 +40,27 @@ describe('the step recorder', () => {
       stored,
     );
     recorder.stepStarted(0, new Date());
-    recorder.processStarted(0, 100, undefined);
+    recorder.processStarted?.(0, 100, undefined);
 
     recorder.stepOutput(0, 'first\n');
-    vi.advanceTimersByTime(2);
+    vi.advanceTimersByTime(1);
+    expect(appended).toEqual([]);
+    vi.advanceTimersByTime(1);
     expect(appended).toEqual(['first\n']);
     expect(stored).toHaveBeenCalledTimes(1);
 
-    // Within the interval of the last store: batched, stored once at the interval's end.
+    // Right after a batch: the next waits for the end of the gap (20 ms), together.
     recorder.stepOutput(0, 'second\n');
+    vi.advanceTimersByTime(10);
     recorder.stepOutput(0, 'third\n');
-    vi.advanceTimersByTime(100);
+    vi.advanceTimersByTime(8);
     expect(appended).toEqual(['first\n']);
-    vi.advanceTimersByTime(100);
+    vi.advanceTimersByTime(2);
     expect(appended).toEqual(['first\n', 'second\nthird\n']);
     expect(stored).toHaveBeenCalledTimes(2);
 
-    // Quiet again: at once.
-    vi.advanceTimersByTime(500);
+    // Past the gap: within 2 ms again.
+    vi.advanceTimersByTime(50);
     recorder.stepOutput(0, 'fourth\n');
     vi.advanceTimersByTime(2);
     expect(appended).toEqual(['first\n', 'second\nthird\n', 'fourth\n']);

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Page, PageRequest } from '../../src/domain/cursor.js';
-import { silentLogger } from '../../src/logger.js';
-import { createServices } from '../../src/services/index.js';
-import { createTicker, type TickerOptions } from '../../src/sources/time-ticker.js';
-import { openDatabase } from '../../src/store/db.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { waitFor } from '../helpers/wait.js';
+import type { Page, PageRequest } from '../../../src/domain/cursor.js';
+import { silentLogger } from '../../../src/logger.js';
+import { createServices } from '../../../src/services/index.js';
+import { createTicker, type TickerOptions } from '../../../src/sources/time-ticker.js';
+import { openDatabase } from '../../../src/store/db.js';
+import { openStore, type Store } from '../../../src/store/index.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const noop = [
   { type: 'task', version: 1, name: 'noop', data: { steps: [{ command: 'true' }] } },

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Cursor, encodeKey, type PageRequest } from '../../src/domain/cursor.js';
-import { DomainError } from '../../src/domain/errors.js';
-import { paginate } from '../../src/store/paginate.js';
+import { type Cursor, encodeKey, type PageRequest } from '../../../src/domain/cursor.js';
+import { DomainError } from '../../../src/domain/errors.js';
+import { paginate } from '../../../src/store/paginate.js';
 
 // Ten rows; `name` has ties (three "b", two "d") so that the id tie-breaker is exercised.
 const ROWS = [

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { PageRequest } from '../../src/domain/cursor.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createPipelineStore, type PipelineFilters } from '../../src/store/pipelines.store.js';
+import type { PageRequest } from '../../../src/domain/cursor.js';
+import { openDatabase } from '../../../src/store/db.js';
+import { createPipelineStore, type PipelineFilters } from '../../../src/store/pipelines.store.js';
 
 // Every filter of GET /pipelines reads through an index (migration 016): a list of 10,000
 // pipelines narrowed to a few must not scan the project's pipelines.

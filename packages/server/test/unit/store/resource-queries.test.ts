@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
-import { VISIBLE_RESOURCES } from '../../src/store/resources.store.js';
+import { openDatabase } from '../../../src/store/db.js';
+import { VISIBLE_RESOURCES } from '../../../src/store/resources.store.js';
 
 // Reads of resources go through what readers may see of them while an installation writes its
 // own hidden (store/resources.store.ts): SQLite must still find the rows by the table's indexes,

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
-import { NEXT_SLICE, RECOUNT_BLOCKERS, RECOUNT_SLICE } from '../../src/store/tasks.store.js';
+import { openDatabase } from '../../../src/store/db.js';
+import { NEXT_SLICE, RECOUNT_BLOCKERS, RECOUNT_SLICE } from '../../../src/store/tasks.store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pipewright-plans-'));
 const db = openDatabase(join(dir, 'pipewright.db'));

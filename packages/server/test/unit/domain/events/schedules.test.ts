@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import { describe, expect, it } from 'vitest';
-import { nextTick, planTicks, scheduleKey } from '../../src/domain/schedules.js';
+import { nextTick, planTicks, scheduleKey } from '../../../../src/domain/events/schedules.js';
 
 type TimeSchedule = Schemas['TimeSchedule'];
 

@@ -5,8 +5,8 @@ import {
   MAX_MATCHED_LENGTH,
   MAX_PATTERN_LENGTH,
   PATTERN_CACHE_SIZE,
-} from '../../src/domain/filter-patterns.js';
-import { filtersMatch, type TriggerFilter } from '../../src/domain/trigger-filters.js';
+} from '../../../../src/domain/events/filter-patterns.js';
+import { filtersMatch, type TriggerFilter } from '../../../../src/domain/events/trigger-filters.js';
 
 const a = (count: number) => 'a'.repeat(count);
 

@@ -6,8 +6,8 @@ import {
   proofProblem,
   type WebhookDelivery,
   type WebhookSender,
-} from '../../src/domain/webhook-deliveries.js';
-import { pathBucket } from '../../src/http/public-routes.js';
+} from '../../../../src/domain/events/webhook-deliveries.js';
+import { pathBucket } from '../../../../src/http/public-routes.js';
 
 const SECRET = 'the-secret-of-the-webhook';
 const BODY = '{"object_kind":"push","ref":"refs/heads/main"}';

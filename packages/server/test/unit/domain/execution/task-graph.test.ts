@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entryLinks, tasksToRerun } from '../../src/domain/task-graph.js';
+import { entryLinks, tasksToRerun } from '../../../../src/domain/execution/task-graph.js';
 
 describe('entryLinks', () => {
   it.each([

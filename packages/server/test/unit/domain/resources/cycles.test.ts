@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findCycles } from '../../src/domain/resource-cycles.js';
+import { findCycles } from '../../../../src/domain/resources/cycles.js';
 
 /** `"a:b,c"` is node a depending on b and c. */
 const graph = (...nodes: string[]) =>

@@ -5,7 +5,7 @@ import {
   type InstallationPlan,
   type InstalledResource,
   installationPlanner,
-} from '../../src/domain/resource-diff.js';
+} from '../../../../src/domain/resources/diff.js';
 
 const build = {
   type: 'task',

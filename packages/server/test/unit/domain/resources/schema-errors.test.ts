@@ -1,8 +1,8 @@
 import { openapiDocument } from '@pipewright/types';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { explainSchemaErrors, oneOfShape } from '../../src/domain/resource-schema-errors.js';
-import { createSpecValidator } from '../../src/services/resource-spec-schemas.js';
+import { explainSchemaErrors, oneOfShape } from '../../../../src/domain/resources/schema-errors.js';
+import { createSpecValidator } from '../../../../src/services/resources/spec-schemas.js';
 
 const { validate } = createSpecValidator();
 

@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import { describe, expect, it } from 'vitest';
-import { checkResourceSet } from '../../src/domain/resource-set.js';
+import { checkResourceSet } from '../../../../src/domain/resources/set.js';
 
 type Parameter = Schemas['CommandParameter'];
 /** Specs as users write them: members with a default may be left out, unlike in the generated types. */

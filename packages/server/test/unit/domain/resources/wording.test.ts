@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSuggest, quotedList } from '../../src/domain/resource-wording.js';
+import { createSuggest, quotedList } from '../../../../src/domain/resources/wording.js';
 
 describe('quotedList', () => {
   it.each([

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createOutputMask, MASK, secretsToMask } from '../../src/domain/output-mask.js';
+import { createOutputMask, MASK, secretsToMask } from '../../../../src/domain/secrets/output-mask.js';
 
 /** The text `chunks` make once masked, as a step recorder stores it. */
 function maskChunks(secrets: string[], chunks: string[]): string {

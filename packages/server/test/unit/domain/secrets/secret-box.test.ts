@@ -6,7 +6,7 @@ import {
   parseSecretKey,
   SECRET_KEY_BYTES,
   SecretBoxError,
-} from '../../src/domain/secret-box.js';
+} from '../../../../src/domain/secrets/secret-box.js';
 
 const key = () => randomBytes(SECRET_KEY_BYTES);
 

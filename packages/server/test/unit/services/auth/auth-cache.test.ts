@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createKeyOwnerCache } from '../../src/services/auth-cache.js';
-import { createChangeStamp } from '../../src/store/change-stamp.js';
-import { openDatabase } from '../../src/store/db.js';
+import { createKeyOwnerCache } from '../../../../src/services/auth/auth-cache.js';
+import { createChangeStamp } from '../../../../src/store/change-stamp.js';
+import { openDatabase } from '../../../../src/store/db.js';
 
 /** A cache over a stamp and a clock the test moves, and a loader that counts its loads. */
 function cacheOf() {

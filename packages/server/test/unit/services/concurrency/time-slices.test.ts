@@ -1,7 +1,7 @@
 import { stat } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextTurn } from '../../src/services/time-slices.js';
+import { nextTurn } from '../../../../src/services/concurrency/time-slices.js';
 
 // A long job resumed from a request's handler must let the requests that arrived meanwhile be
 // read before its next slice: a handler runs in the loop's poll for input, and a single

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type Change, createPollingChangeFeed } from '../../src/services/change-feed.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createStore } from '../../src/store/index.js';
-import { waitFor } from '../helpers/wait.js';
+import { type Change, createPollingChangeFeed } from '../../../../src/services/streams/change-feed.js';
+import { openDatabase } from '../../../../src/store/db.js';
+import { createStore } from '../../../../src/store/index.js';
+import { waitFor } from '../../../helpers/wait.js';
 
 // A commit of the server's own process reaches the feed's listeners at once when it says so,
 // rather than at the feed's next check: here the checks are an hour apart.
