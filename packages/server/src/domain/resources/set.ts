@@ -60,8 +60,9 @@ export function checkResourceSet(entries: readonly SetEntry[]): JsvError[] {
     }
     let found: JsvError[] = [];
     if (spec.type === 'pipeline') found = checkPipeline(spec, here, tasks, suggest);
-    if (spec.type === 'command' || spec.type === 'task') {
-      found = checkParameterDeclarations(spec.data.parameters ?? [], pointer(here, 'data', 'parameters'));
+    // Most tasks declare no parameter: no pointer is made for them.
+    if ((spec.type === 'command' || spec.type === 'task') && spec.data.parameters?.length) {
+      found = checkParameterDeclarations(spec.data.parameters, pointer(here, 'data', 'parameters'));
     }
     if (spec.type === 'trigger') found = checkTriggerFilters(spec, here);
     // One by one: push(...found) passes each problem as an argument, and a broken set can
