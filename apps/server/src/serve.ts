@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { composeServer, createJsonLogger, createSecretBox, type Logger } from '@pipewright/server';
+import { startCheckpointing } from './checkpointing.js';
 import type { ServeConfig } from './config.js';
 import { chooseContainerEngine, containerInstance } from './container-engine.js';
 import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
@@ -62,6 +63,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     },
     ...(tls ? { tls: readTls(tls) } : {}),
     requestTimeoutMs: config.requestTimeoutMs,
+    checkpoints: 'background',
   });
   if (!server.services.identities.adoptKey()) {
     throw new StartupError(
@@ -73,6 +75,8 @@ export async function serve(config: ServeConfig): Promise<void> {
   if (!tls) logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   else if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
 
+  // Once the stores above have brought the schema up to date: the thread opens its own connection.
+  const checkpointing = startCheckpointing(databaseFile, logger);
   const port = await server.listen(config.port, config.host);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   // Tasks, and the person at this host, reach the server on loopback when it listens everywhere.
@@ -90,6 +94,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     // Side by side, so that the stop lasts no longer than it announced. The purge's looks stop
     // at once (its thread has a connection of its own): the stores can close meanwhile.
     await Promise.all([purging.stop(), server.stop(config.stopDeadlineMs)]);
+    await checkpointing.stop();
     taskUsers?.claim.release();
     serverLock.release();
   });

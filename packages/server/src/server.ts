@@ -9,7 +9,7 @@ import { createNotifier, type NotifierOptions } from './scheduler/notifier.js';
 import { createScheduler, type SchedulerOptions, type ServerAccess } from './scheduler/scheduler.js';
 import { createServices } from './services/index.js';
 import { createTicker, type TickerOptions } from './sources/time-ticker.js';
-import { openStore } from './store/index.js';
+import { type Checkpoints, openStore } from './store/index.js';
 
 export interface ServerOptions {
   /** The SQLite file that holds all the server's data. */
@@ -35,6 +35,11 @@ export interface ServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** How long a slow client may hold a connection per request (default: Node's). */
   requestTimeoutMs?: number;
+  /**
+   * Who checkpoints the database's write-ahead log (see store/db.ts): `background` when the
+   * program runs a thread that does (default `auto`: the connections themselves).
+   */
+  checkpoints?: Checkpoints;
 }
 
 /**
@@ -44,10 +49,10 @@ export interface ServerOptions {
  */
 export function composeServer(options: ServerOptions) {
   const logger = options.logger ?? silentLogger;
-  const store = openStore(options.databaseFile);
+  const store = openStore(options.databaseFile, 'full', options.checkpoints);
   // The scheduler's bookkeeping (claims, step records) and the notifier write through a
   // connection that does not sync every commit: what the API acknowledges still does, through `store`.
-  const workStore = openStore(options.databaseFile, 'relaxed');
+  const workStore = openStore(options.databaseFile, 'relaxed', options.checkpoints);
   const { secrets } = options;
   const runner = createRunner(options.work);
   // The scheduler tells live streams of its commits (through the services, made after it).

@@ -14,13 +14,30 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 export type Durability = 'full' | 'relaxed';
 
 /**
+ * Who copies the write-ahead log into the database file. `auto`: the connection whose commit
+ * takes the log past 1,000 pages (4 MiB) does it, on its own thread. `background`: a thread of
+ * the program's does (`Store.checkpoint`, apps/server's checkpointing.ts), so that no commit of
+ * the API's thread holds it for the copy and its sync to disk; this connection does it only
+ * past 10,000 pages (40 MiB), should that thread fall behind.
+ */
+export type Checkpoints = 'auto' | 'background';
+
+/** Pages of write-ahead log past which a `background` connection checkpoints by itself. */
+const BACKGROUND_SAFETY_PAGES = 10_000;
+
+/**
  * Opens (creating if needed) the SQLite database and brings its schema up to date.
  * WAL lets readers run beside the writer.
  */
-export function openDatabase(file: string, durability: Durability = 'full'): Db {
+export function openDatabase(
+  file: string,
+  durability: Durability = 'full',
+  checkpoints: Checkpoints = 'auto',
+): Db {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  if (checkpoints === 'background') db.pragma(`wal_autocheckpoint = ${BACKGROUND_SAFETY_PAGES}`);
   db.pragma('foreign_keys = ON');
   // Another process's write (an admin command) is waited for this long; past it the
   // request gets 503. The wait blocks the server's one thread, so it is kept short.

@@ -3,7 +3,7 @@ import { createApiKeyStore } from './api-keys.store.js';
 import { createChangeStamp } from './change-stamp.js';
 import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
-import { type Db, type Durability, openDatabase } from './db.js';
+import { type Checkpoints, type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
 import { createIdentityStore } from './identities.store.js';
 import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
@@ -24,7 +24,7 @@ import { createWebhookStore } from './webhooks.store.js';
 // The store's public surface: the row types that services and the scheduler name, and the data-dir lock.
 export type { KeyOwner } from './api-keys.store.js';
 export type { Change, ChangeKind } from './changes.store.js';
-export type { Db, Durability } from './db.js';
+export type { Checkpoints, Db, Durability } from './db.js';
 export type { EventFilters } from './events.store.js';
 export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
 export type { IdentityRecord } from './identities.store.js';
@@ -74,6 +74,15 @@ export function createStore(db: Db) {
     transaction<T>(fn: () => T): T {
       return immediate(fn) as T;
     },
+    /**
+     * Copies what the write-ahead log holds into the database file, as far as readers allow,
+     * without waiting for any lock (a PASSIVE checkpoint); returns the pages of the log, and
+     * those copied so far.
+     */
+    checkpoint(): { logPages: number; copiedPages: number } {
+      const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+      return { logPages: result?.log ?? 0, copiedPages: result?.checkpointed ?? 0 };
+    },
     close(): void {
       db.close();
     },
@@ -82,6 +91,10 @@ export function createStore(db: Db) {
 
 export type Store = ReturnType<typeof createStore>;
 
-export function openStore(file: string, durability: Durability = 'full'): Store {
-  return createStore(openDatabase(file, durability));
+export function openStore(
+  file: string,
+  durability: Durability = 'full',
+  checkpoints: Checkpoints = 'auto',
+): Store {
+  return createStore(openDatabase(file, durability, checkpoints));
 }
