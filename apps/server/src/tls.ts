@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 
 export interface TlsFiles {
   cert: string;
@@ -25,6 +24,9 @@ export async function ensureCertificate(
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const notAfterDate = new Date();
     notAfterDate.setFullYear(notAfterDate.getFullYear() + 10);
+    // Loaded only here, at the first start: the library and its ASN.1 modules cost every start
+    // tens of milliseconds otherwise.
+    const { generate } = await import('selfsigned');
     const pair = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
       curve: 'P-256',
