@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 let server: TestServer;
 let dir: string;
 beforeAll(async () => {
-  server = await startTestServer({ schedulerConnection: 'own' });
+  server = await startTestServer();
   dir = mkdtempSync(join(tmpdir(), 'pipewright-output-'));
 });
 afterAll(async () => {

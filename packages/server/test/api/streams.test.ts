@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/wait.js';
 let server: TestServer;
 beforeAll(async () => {
   // The scheduler on its own connection, as in the program: task changes are committed there.
-  server = await startTestServer({ schedulerConnection: 'own', streams: { maxPerKey: 1000 } });
+  server = await startTestServer({ streams: { maxPerKey: 1000 } });
 });
 afterAll(async () => {
   await server.close();

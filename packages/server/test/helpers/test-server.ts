@@ -78,11 +78,6 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
   purger?: PurgerOptions & { clock: () => Date };
   /** The notifier's options; it opens identities with the server's key. */
   notifier?: Omit<NotifierOptions, 'secrets'>;
-  /**
-   * The scheduler writes through a connection of its own, as in the program: no test needs
-   * otherwise. Accepted until the streams tests that still say so drop it.
-   */
-  schedulerConnection?: 'own';
 };
 
 /**
@@ -98,7 +93,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ticker,
     purger: retention,
     notifier,
-    schedulerConnection: _alwaysOwn,
     logger,
     ...app
   } = options;
