@@ -88,14 +88,7 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
   const databaseFile = join(dir, 'pipewright.db');
-  const {
-    scheduler: work,
-    ticker,
-    purger: retention,
-    notifier,
-    logger,
-    ...app
-  } = options;
+  const { scheduler: work, ticker, purger: retention, notifier, logger, ...app } = options;
   const { cert, key } = await testCertificate();
   const server = composeServer({
     databaseFile,
