@@ -10,7 +10,7 @@ function required(values: ParsedCommand['values'], name: string): string {
 }
 
 /** Runs one admin command against the database of the data directory, and prints the key. */
-function administer(parsed: ParsedCommand): void {
+async function administer(parsed: ParsedCommand): Promise<void> {
   const { command, positionals, values } = parsed;
   const store = openStore(privateDatabaseFile(dataDirOf(values, process.env)));
   try {
@@ -19,15 +19,19 @@ function administer(parsed: ParsedCommand): void {
     if (command === 'create-organization') {
       const [name] = positionals;
       if (!name || positionals.length > 1) throw new UsageError('create-organization takes one NAME');
-      apiKey = provisioning.createOrganization(name, required(values, 'admin-email')).apiKey;
+      apiKey = (await provisioning.createOrganization(name, required(values, 'admin-email'))).apiKey;
       process.stdout.write(`Created organization "${name}" and its admin account. API key:\n`);
     } else if (command === 'create-account') {
       const role = required(values, 'role');
       if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
-      apiKey = provisioning.createAccount(required(values, 'organization'), required(values, 'email'), role);
+      apiKey = await provisioning.createAccount(
+        required(values, 'organization'),
+        required(values, 'email'),
+        role,
+      );
       process.stdout.write(`Created ${role} account ${values.email}. API key:\n`);
     } else {
-      apiKey = provisioning.createApiKey(required(values, 'email'));
+      apiKey = await provisioning.createApiKey(required(values, 'email'));
       process.stdout.write(`Created an API key for ${values.email}:\n`);
     }
     process.stdout.write(`${apiKey}\n`);
@@ -44,7 +48,7 @@ async function main(): Promise<void> {
     } else if (parsed.command === 'serve') {
       await serve(serveConfig(parsed.values, process.env));
     } else {
-      administer(parsed);
+      await administer(parsed);
     }
   } catch (error) {
     if (error instanceof UsageError) {

@@ -41,14 +41,21 @@ export function startPurging(
     timer.unref();
   };
 
-  const look = () => {
+  // One look at a time: the next is set once this one is over, its errors are caught.
+  const look = async () => {
     timer = undefined;
+    let work: boolean;
     try {
-      if (!checker.hasWork()) return next();
+      work = await checker.hasWork();
     } catch (error) {
-      logger.error('failed to look for expired data; looking again later', { error: String(error) });
+      // Once stopping, the stores may close under a look: nothing to report.
+      if (!stopping) {
+        logger.error('failed to look for expired data; looking again later', { error: String(error) });
+      }
       return next();
     }
+    // The server may have begun to stop while it looked: no pass starts then.
+    if (!work || stopping) return next();
     const pass = new Worker(new URL('./purge-worker.js', import.meta.url), {
       workerData: { databaseFile, retention } satisfies PurgeWorkerData,
     });

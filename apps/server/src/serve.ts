@@ -65,12 +65,12 @@ export async function serve(config: ServeConfig): Promise<void> {
     requestTimeoutMs: config.requestTimeoutMs,
     checkpoints: 'background',
   });
-  if (!server.services.identities.adoptKey()) {
+  if (!(await server.services.identities.adoptKey())) {
     throw new StartupError(
       `the identity key ${identityKey.file} is not the key the identities of ${config.dataDir} were stored with: start with that one (--identity-key-file)`,
     );
   }
-  const firstKey = saveFirstKey(config.dataDir, server.services.provisioning.bootstrap());
+  const firstKey = saveFirstKey(config.dataDir, await server.services.provisioning.bootstrap());
   const scheme = tls ? 'https' : 'http';
   if (!tls) logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   else if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });

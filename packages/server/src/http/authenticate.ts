@@ -16,7 +16,7 @@ export function authenticate(
   auth: Services['auth'],
   isPublic: (req: Request) => boolean = () => false,
 ): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     if (isPublic(req)) return next();
     const key = bearerKey(req);
     if (!key) {
@@ -25,7 +25,7 @@ export function authenticate(
         'an API key is required: send Authorization: Bearer <key>',
       );
     }
-    res.locals.principal = auth.authenticate(key);
+    res.locals.principal = await auth.authenticate(key);
     next();
   };
 }

@@ -26,6 +26,7 @@ export function dispatch(handlers: Handlers, document: Record<string, unknown>):
     if (!handler) return next();
     // Express gives each middleware layer its own params: the route's are the validator's.
     req.params = openapi?.pathParams ?? {};
+    // The handler's promise goes back to Express, which passes its rejection to the error handler.
     return handler(req, res, next);
   };
 }

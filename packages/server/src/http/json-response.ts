@@ -10,6 +10,10 @@ const JSON_MEDIA_TYPE = 'application/json';
  */
 export function sendJsonAsApplicationJson(app: Express): void {
   app.response.json = function json(this: Response, body: unknown) {
+    // The services answer with promises: one passed here unawaited would be sent as `{}`.
+    if (typeof (body as { then?: unknown } | null)?.then === 'function') {
+      throw new Error('res.json was given a promise: await it first');
+    }
     // setHeader, not res.set or res.type: those add the charset back.
     this.setHeader('Content-Type', JSON_MEDIA_TYPE);
     // A Buffer, not a string: res.send adds a charset to the type of a string body too.

@@ -40,8 +40,12 @@ export function createOpenStreams(limits: StreamLimits, isStopping: () => boolea
   };
 
   return {
-    /** Refuses a stream the server cannot take: it is stopping, or the key holds its most. */
-    admit(keyId: string): void {
+    /**
+     * Refuses a stream the server cannot take: it is stopping, or the key holds its most. Else
+     * counts it for its key from now on, while it opens too (it reads the store), until the
+     * returned function is called, which is safe to call more than once.
+     */
+    admit(keyId: string): () => void {
       if (isStopping()) {
         throw new DomainError('service_unavailable', 'the server is stopping; retry on another or later');
       }
@@ -53,18 +57,23 @@ export function createOpenStreams(limits: StreamLimits, isStopping: () => boolea
           { retry_after_seconds: 5, open_streams: count },
         );
       }
-    },
-    /** Counts an open stream until `release`, which is safe to call more than once. */
-    add(keyId: string, stream: OpenStream, events: EventStream): () => void {
-      const entry = { stream, events };
-      open.add(entry);
-      perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
-      timer ??= setInterval(tick, Math.min(STOP_CHECK_MS, limits.heartbeatMs));
+      perKey.set(keyId, count + 1);
+      let counted = true;
       return () => {
-        if (!open.delete(entry)) return;
+        if (!counted) return;
+        counted = false;
         const left = (perKey.get(keyId) ?? 1) - 1;
         if (left === 0) perKey.delete(keyId);
         else perKey.set(keyId, left);
+      };
+    },
+    /** Keeps an open stream for its heartbeats and the stop until `release`, safe to call more than once. */
+    add(stream: OpenStream, events: EventStream): () => void {
+      const entry = { stream, events };
+      open.add(entry);
+      timer ??= setInterval(tick, Math.min(STOP_CHECK_MS, limits.heartbeatMs));
+      return () => {
+        if (!open.delete(entry)) return;
         if (open.size === 0 && timer) {
           clearInterval(timer);
           timer = undefined;

@@ -33,7 +33,7 @@ const TASK_KEY_ROUTES = new Set(['getStatus', 'headStatus']);
  * is not the caller's organization's is 404 unknown_project, whatever exists elsewhere.
  */
 export function projectScope(projects: Services['projects'], operations: Set<string>): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const principal = principalIfAny(res);
     // A public route (a webhook delivery) has no key, and no project header.
     if (!principal) return next();
@@ -48,7 +48,7 @@ export function projectScope(projects: Services['projects'], operations: Set<str
       if (principal.projectId && id !== principal.projectId) {
         throw new DomainError('unknown_project', `no project with id ${id}`, { id });
       }
-      res.locals.project = projects.get(principal, id);
+      res.locals.project = await projects.get(principal, id);
     }
     next();
   };

@@ -37,11 +37,11 @@ export async function runAttempt(
   context: AttemptContext,
   { task, apiKey, origin }: Claim,
   signal: AbortSignal,
-  complete: (end: AttemptEnd, recorder: StepRecorder) => void,
+  complete: (end: AttemptEnd, recorder: StepRecorder) => Promise<void>,
 ): Promise<void> {
   const { store, runner, logger } = context;
   // Their values are masked in the output of the steps.
-  const named = readTaskIdentities(store, context.secrets, task, origin?.project);
+  const named = await readTaskIdentities(store, context.secrets, task, origin?.project);
   const recorder = createStepRecorder(
     store,
     { taskId: task.id, attempt: task.retry, start: task.start_time ?? '' },
@@ -86,7 +86,7 @@ export async function runAttempt(
     outcome = couldNotRun(error);
   }
   try {
-    complete(attemptEnd(outcome), recorder);
+    await complete(attemptEnd(outcome), recorder);
   } finally {
     if (attempt) runner.releaseAttempt(attempt);
   }

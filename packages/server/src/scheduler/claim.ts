@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import type { Store } from '../store/index.js';
+import type { Tables } from '../store/index.js';
 import { issueTaskKey } from './task-keys.js';
 
 type Task = Schemas['Task'];
@@ -20,15 +20,19 @@ export interface Claim {
  * (aborted, then restarted) waits for its run to end, whose end, which names the attempt, would
  * otherwise be taken for the new run's (both are attempt 0).
  */
-export function claimTask(store: Store, now: string, ending: readonly string[]): Claim | undefined {
-  const task = store.tasks.nextRunnable(now, ending);
+export async function claimTask(
+  tx: Tables,
+  now: string,
+  ending: readonly string[],
+): Promise<Claim | undefined> {
+  const task = await tx.tasks.nextRunnable(now, ending);
   if (!task) return undefined;
-  store.tasks.markStarted(task.id, now);
-  store.pipelines.markStarted(task.pipeline_id, now);
-  const apiKey = issueTaskKey(store, task.id);
-  const pipeline = store.pipelines.runContext(task.pipeline_id);
-  const project = store.projects.get(task.org_id, task.project_id);
-  const event = pipeline && store.events.get(task.project_id, pipeline.event_id);
+  await tx.tasks.markStarted(task.id, now);
+  await tx.pipelines.markStarted(task.pipeline_id, now);
+  const apiKey = await issueTaskKey(tx, task.id);
+  const pipeline = await tx.pipelines.runContext(task.pipeline_id);
+  const project = await tx.projects.get(task.org_id, task.project_id);
+  const event = pipeline && (await tx.events.get(task.project_id, pipeline.event_id));
   return {
     task: { ...task, status: 'started', start_time: now },
     apiKey,

@@ -61,21 +61,24 @@ export function createNotifier(
   const underWay = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  // A pass claims with its room counted at its start: two at once would claim too much.
+  let passing = false;
+  let passAgain = false;
 
   /**
    * The value that signs a webhook's posts: its identity's, read at each attempt (it may have
    * been created or changed since the last one), or why there is none.
    */
-  const signingKey = (
+  const signingKey = async (
     projectId: string,
     payload: NotificationPayload,
     name: string,
-  ): { key: string } | { problem: string } => {
-    const project = store.projects.get(payload.pipeline.org_id, projectId);
-    if (!project || !store.identities.getByName(projectId, name)) {
+  ): Promise<{ key: string } | { problem: string }> => {
+    const project = await store.projects.get(payload.pipeline.org_id, projectId);
+    if (!project || !(await store.identities.getByName(projectId, name))) {
       return { problem: `the webhook names identity "${name}", which the project does not have` };
     }
-    const revealed = revealIdentities(store, options.secrets, project, [name]);
+    const revealed = await revealIdentities(store, options.secrets, project, [name]);
     if ('problem' in revealed) return revealed;
     const [identity] = revealed.identities;
     const key = identity?.values.value ?? identity?.values.token;
@@ -90,7 +93,8 @@ export function createNotifier(
     const payload = JSON.parse(delivery.payload) as NotificationPayload;
     if ('webhook' in delivery.target && delivery.target.webhook) {
       const { url, identity } = delivery.target.webhook;
-      const signing = identity === undefined ? undefined : signingKey(delivery.project_id, payload, identity);
+      const signing =
+        identity === undefined ? undefined : await signingKey(delivery.project_id, payload, identity);
       if (signing && 'problem' in signing) return { succeeded: false, error: signing.problem };
       return postWebhook(url, delivery.payload, delivery.id, signing?.key, timeoutMs);
     }
@@ -102,7 +106,7 @@ export function createNotifier(
     const start = clock();
     const result = await send(delivery);
     try {
-      recordNotificationAttempt(store, delivery.id, start, clock(), result, policy);
+      await recordNotificationAttempt(store, delivery.id, start, clock(), result, policy);
     } catch (error) {
       // Unrecorded, the delivery is tried again when its lease ends.
       logger.error('could not record a notification attempt', {
@@ -112,24 +116,34 @@ export function createNotifier(
     }
   };
 
-  const pass = () => {
+  const pass = async (): Promise<void> => {
     if (!running) return;
+    if (passing) {
+      passAgain = true;
+      return;
+    }
     const room = concurrency - underWay.size;
     if (room <= 0) return;
-    let claimed: ClaimedNotificationDelivery[];
+    passing = true;
+    let claimed: ClaimedNotificationDelivery[] = [];
     try {
-      claimed = claimDueNotifications(store, clock(), room, leaseMs);
+      claimed = await claimDueNotifications(store, clock(), room, leaseMs);
     } catch (error) {
       // The database refused (busy, full): the next pass tries again.
       logger.warn('could not claim notifications', { error: String(error) });
-      return;
+    } finally {
+      passing = false;
     }
     for (const delivery of claimed) {
       const underway = attempt(delivery).finally(() => {
         underWay.delete(underway);
-        pass();
+        void pass();
       });
       underWay.add(underway);
+    }
+    if (passAgain) {
+      passAgain = false;
+      void pass();
     }
   };
 
@@ -139,7 +153,7 @@ export function createNotifier(
       running = true;
       timer = setInterval(pass, pollIntervalMs);
       timer.unref();
-      pass();
+      void pass();
     },
     async stop() {
       running = false;

@@ -9,17 +9,22 @@ import type { Store } from '../store/index.js';
  */
 export function createPendingInstantiations(store: Store, logger: Logger, onCompleted: () => void) {
   let completing = false;
-  return function completePendingInstantiations(): void {
+  return async function completePendingInstantiations(): Promise<void> {
     if (completing) return;
-    const pending = store.pipelines.pendingInstantiationIds();
-    if (pending.length === 0) return;
     completing = true;
-    completeInstantiations(store, pending)
+    const done = () => {
+      completing = false;
+    };
+    const pending = await store.pipelines.pendingInstantiationIds().catch((error: unknown) => {
+      done();
+      throw error;
+    });
+    if (pending.length === 0) return done();
+    // In the background: the pass that looked goes on claiming meanwhile.
+    void completeInstantiations(store, pending)
       .then(onCompleted, (error: unknown) =>
         logger.error('failed to create the tasks of a pipeline', { error: String(error) }),
       )
-      .finally(() => {
-        completing = false;
-      });
+      .finally(done);
   };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatTime } from '../domain/time.js';
-import type { BatchResult, Cutoffs, Store } from '../store/index.js';
+import type { BatchResult, Cutoffs, Store, Tables } from '../store/index.js';
 
 /** How long what grows without bound is kept, in days; undefined keeps it forever. */
 export interface RetentionOptions {
@@ -103,23 +103,23 @@ export function createPurger(
   });
 
   const changeLogRows = options.changeLogRows ?? CHANGE_LOG_ROWS;
-  const deleteChanges = (limit: number): BatchResult & { changes: number } => {
-    const changes = store.changes.deleteBeyond(changeLogRows, limit);
+  const deleteChanges = async (tx: Tables, limit: number): Promise<BatchResult & { changes: number }> => {
+    const changes = await tx.changes.deleteBeyond(changeLogRows, limit);
     return { scanned: changes, pipelines: 0, stepOutputs: 0, events: 0, commandExecutions: 0, changes };
   };
 
   /** Runs batches until one comes back short of its size (or the purger stops), adding up what they deleted. */
   const drain = async (
     sizer: ReturnType<typeof batchSizer>,
-    batch: (limit: number) => BatchResult & { changes?: number },
+    batch: (tx: Tables, limit: number) => Promise<BatchResult & { changes?: number }>,
     counts: PurgeCounts,
   ) => {
     while (!stopped) {
       const limit = sizer.size;
       const began = performance.now();
       let deletionsMs = 0;
-      const result = store.transaction(() => {
-        const done = batch(limit);
+      const result = await store.transaction(async (tx) => {
+        const done = await batch(tx, limit);
         deletionsMs = performance.now() - began;
         return done;
       });
@@ -143,12 +143,15 @@ export function createPurger(
       command_executions: 0,
       changes: 0,
     };
-    const { retention } = store;
-    if (retention.anyExpired(cutoffs)) {
-      await drain(sizers.expired, (limit) => retention.deleteExpiredPipelines(cutoffs, limit), counts);
-      await drain(sizers.ended, (limit) => retention.deletePipelinesEndedBefore(cutoffs, limit), counts);
-      await drain(sizers.output, (limit) => retention.deleteStepOutput(cutoffs, limit), counts);
-      await drain(sizers.events, (limit) => retention.deleteEvents(cutoffs, limit), counts);
+    if (await store.retention.anyExpired(cutoffs)) {
+      await drain(sizers.expired, (tx, limit) => tx.retention.deleteExpiredPipelines(cutoffs, limit), counts);
+      await drain(
+        sizers.ended,
+        (tx, limit) => tx.retention.deletePipelinesEndedBefore(cutoffs, limit),
+        counts,
+      );
+      await drain(sizers.output, (tx, limit) => tx.retention.deleteStepOutput(cutoffs, limit), counts);
+      await drain(sizers.events, (tx, limit) => tx.retention.deleteEvents(cutoffs, limit), counts);
     }
     await drain(sizers.changes, deleteChanges, counts);
     return counts;
@@ -159,12 +162,12 @@ export function createPurger(
      * Whether a pass now would find anything expired: a few lookups through indexes, cheap
      * enough for the event loop's thread, which then starts a pass elsewhere only when needed.
      */
-    hasWork(): boolean {
+    async hasWork(): Promise<boolean> {
       // The change log alone starts a pass once half as many again are kept, so that a pass
       // deletes many at once.
       return (
-        store.retention.anyExpired(cutoffsAt(clock())) ||
-        store.changes.beyond(changeLogRows) > changeLogRows / 2
+        (await store.retention.anyExpired(cutoffsAt(clock()))) ||
+        (await store.changes.beyond(changeLogRows)) > changeLogRows / 2
       );
     },
     /** One pass over everything expired at the clock's time; a pass under way is waited for first. */

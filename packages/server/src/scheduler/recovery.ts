@@ -14,8 +14,13 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a server restart';
  * retries them when they have retries left.
  * One server process per database is assumed: another's running tasks would look dead.
  */
-export function recoverInterruptedTasks(store: Store, runner: Runner, logger: Logger, now: Date): void {
-  for (const { group, identity } of store.stepExecutions.runningProcessGroups()) {
+export async function recoverInterruptedTasks(
+  store: Store,
+  runner: Runner,
+  logger: Logger,
+  now: Date,
+): Promise<void> {
+  for (const { group, identity } of await store.stepExecutions.runningProcessGroups()) {
     const stop = runner.stopLeftProcessGroup(group, identity);
     // A group already gone with the previous server needs no word.
     if (stop === 'spared') {
@@ -26,10 +31,10 @@ export function recoverInterruptedTasks(store: Store, runner: Runner, logger: Lo
       logger.warn('stopped a step process left by a previous server', { process_group: group });
     }
   }
-  for (const task of store.tasks.started()) {
-    store.transaction(() => {
-      store.stepExecutions.abortStarted(task.id, formatTime(now));
-      completeAttempt(store, task, { outcome: 'failed', message: INTERRUPTED_BY_RESTART }, now);
+  for (const task of await store.tasks.started()) {
+    await store.transaction(async (tx) => {
+      await tx.stepExecutions.abortStarted(task.id, formatTime(now));
+      await completeAttempt(tx, task, { outcome: 'failed', message: INTERRUPTED_BY_RESTART }, now);
     });
     logger.warn('task interrupted by a server restart', { task_id: task.id, pipeline_id: task.pipeline_id });
   }

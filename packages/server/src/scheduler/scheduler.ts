@@ -4,7 +4,7 @@ import { formatTime } from '../domain/time.js';
 import type { Logger } from '../logger.js';
 import type { Runner } from '../runner/index.js';
 import type { WorkNotifier } from '../services/index.js';
-import type { Store } from '../store/index.js';
+import type { Store, Tables, Transaction } from '../store/index.js';
 import { type AttemptContext, runAttempt } from './attempt-run.js';
 import { type Claim, claimTask } from './claim.js';
 import { createPendingInstantiations } from './pending-instantiations.js';
@@ -72,13 +72,13 @@ export function createScheduler(
   };
 
   /** Claims the oldest runnable task, in the caller's transaction. */
-  const claim = () => claimTask(store, formatTime(clock()), running.ids());
+  const claim = (tx: Tables) => claimTask(tx, formatTime(clock()), running.ids());
 
   /** One pass of the loop: claims and launches runnable tasks while there is room for them. */
-  const fill = () => {
-    completePendingInstantiations();
+  const fill = async () => {
+    await completePendingInstantiations();
     while (running.size < options.maxRunningTasks && runner.canPrepare()) {
-      const claimed = store.transaction(claim);
+      const claimed = await store.transaction(claim);
       if (!claimed) return;
       committed();
       launch(claimed);
@@ -86,14 +86,14 @@ export function createScheduler(
   };
 
   /**
-   * Claims a task in the place of one ending, inside the transaction that ends it. A claim that
-   * fails is left to the loop, which backs off.
+   * Claims a task in the place of one ending, inside the transaction `tx` that ends it. A claim
+   * that fails is undone alone, and left to the loop, which backs off.
    */
-  const claimInPlaceOf = (): Claim | undefined => {
+  const claimInPlaceOf = async (tx: Transaction): Promise<Claim | undefined> => {
     // `running` still holds the task ending.
     if (loop.stopped || running.size > options.maxRunningTasks || !runner.canPrepare()) return undefined;
     try {
-      return store.transaction(claim);
+      return await tx.savepoint(() => claim(tx));
     } catch {
       return undefined;
     }
@@ -112,10 +112,11 @@ export function createScheduler(
    * The attempt's last step, its end and the claim of a task in its place: one commit, and the
    * next task starts without waiting for a turn of the loop.
    */
-  const complete = (task: Schemas['Task'], end: AttemptEnd, recorder: StepRecorder) => {
-    const { aborted, next } = store.transaction(() => {
-      recorder.close();
-      return { aborted: completeAttempt(store, task, end, clock()), next: claimInPlaceOf() };
+  const complete = async (task: Schemas['Task'], end: AttemptEnd, recorder: StepRecorder) => {
+    await recorder.settle();
+    const { aborted, next } = await store.transaction(async (tx) => {
+      await recorder.close(tx);
+      return { aborted: await completeAttempt(tx, task, end, clock()), next: await claimInPlaceOf(tx) };
     });
     committed();
     stopTasks(aborted);
@@ -136,14 +137,15 @@ export function createScheduler(
         onReapFailed: (error) =>
           logger.error('task users cannot be reaped: tasks wait until they can', { error: String(error) }),
       });
-      recoverInterruptedTasks(store, runner, logger, clock());
       // What a previous server's tasks left running (as task users, in containers) goes before any task starts.
-      void Promise.all([runner.sweepTaskUsers(), removeInterruptedContainers(runner, logger)]).then(
-        ([swept]) => {
-          if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');
-          loop.start();
-        },
-      );
+      void Promise.all([
+        runner.sweepTaskUsers(),
+        removeInterruptedContainers(runner, logger),
+        recoverInterruptedTasks(store, runner, logger, clock()),
+      ]).then(([swept]) => {
+        if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');
+        loop.start();
+      });
     },
     /** Claims nothing more, waits for running tasks up to the deadline, then aborts them; then stops the runner. */
     async stop(deadlineMs: number) {

@@ -2,45 +2,49 @@ import type { Schemas } from '@pipewright/types';
 import { afterFailure } from '../domain/execution/statuses.js';
 import { formatTime } from '../domain/time.js';
 import { finishPipeline } from '../services/index.js';
-import type { Store } from '../store/index.js';
+import type { Tables } from '../store/index.js';
 
 export type AttemptEnd = { outcome: 'succeeded' } | { outcome: 'failed'; message: string };
 
 /**
- * Records the end of one attempt of a task, in one transaction: success, a retry, or a
- * failure for good (which, with `on_failure: abort`, aborts the rest of the pipeline);
- * then ends the pipeline when nothing of it is left to run. An attempt already ended by
- * someone else (an abort) changes nothing. Returns the tasks it aborted.
+ * Records the end of one attempt of a task, in the caller's transaction: success, a retry, or
+ * a failure for good (which, with `on_failure: abort`, aborts the rest of the pipeline); then
+ * ends the pipeline when nothing of it is left to run. An attempt already ended by someone
+ * else (an abort) changes nothing. Returns the tasks it aborted.
  */
-export function completeAttempt(store: Store, task: Schemas['Task'], end: AttemptEnd, now: Date): string[] {
-  return store.transaction(() => {
-    const time = formatTime(now);
-    const attempt = task.retry;
-    store.taskKeys.removeForTask(task.id);
-    let aborted: string[] = [];
-    if (end.outcome === 'succeeded') {
-      if (store.tasks.markSuccessful(task.id, attempt, time)) store.tasks.unblockDependents(task.id);
-    } else {
-      const next = afterFailure({ ...task.pipeline_task, retry: attempt });
-      if (next.action === 'retry') {
-        const notBefore = formatTime(new Date(now.getTime() + next.delaySeconds * 1000));
-        store.tasks.scheduleRetry(task.id, attempt, notBefore, end.message);
-      } else if (store.tasks.markFailed(task.id, attempt, time, end.message)) {
-        // `on_failure: continue` lets the dependents run; `abort` ends everything left.
-        if (next.abortPipeline) aborted = store.tasks.abortUnfinished(task.pipeline_id, time);
-        else store.tasks.unblockDependents(task.id);
-      }
+export async function completeAttempt(
+  tx: Tables,
+  task: Schemas['Task'],
+  end: AttemptEnd,
+  now: Date,
+): Promise<string[]> {
+  const time = formatTime(now);
+  const attempt = task.retry;
+  await tx.taskKeys.removeForTask(task.id);
+  let aborted: string[] = [];
+  if (end.outcome === 'succeeded') {
+    if (await tx.tasks.markSuccessful(task.id, attempt, time)) await tx.tasks.unblockDependents(task.id);
+  } else {
+    const next = afterFailure({ ...task.pipeline_task, retry: attempt });
+    if (next.action === 'retry') {
+      const notBefore = formatTime(new Date(now.getTime() + next.delaySeconds * 1000));
+      await tx.tasks.scheduleRetry(task.id, attempt, notBefore, end.message);
+    } else if (await tx.tasks.markFailed(task.id, attempt, time, end.message)) {
+      // `on_failure: continue` lets the dependents run; `abort` ends everything left.
+      if (next.abortPipeline) aborted = await tx.tasks.abortUnfinished(task.pipeline_id, time);
+      else await tx.tasks.unblockDependents(task.id);
     }
-    settlePipeline(store, task.pipeline_id, time);
-    return aborted;
-  });
+  }
+  await settlePipeline(tx, task.pipeline_id, time);
+  return aborted;
 }
 
 /**
  * Ends the pipeline if none of its tasks is left unfinished: failed if any task did not
  * succeed. Cheap until then (one row of an index of unfinished tasks).
  */
-export function settlePipeline(store: Store, pipelineId: string, time: string): void {
-  if (store.tasks.anyUnfinished(pipelineId)) return;
-  finishPipeline(store, pipelineId, store.tasks.anyUnsuccessful(pipelineId) ? 'failed' : 'successful', time);
+export async function settlePipeline(tx: Tables, pipelineId: string, time: string): Promise<void> {
+  if (await tx.tasks.anyUnfinished(pipelineId)) return;
+  const status = (await tx.tasks.anyUnsuccessful(pipelineId)) ? 'failed' : 'successful';
+  await finishPipeline(tx, pipelineId, status, time);
 }

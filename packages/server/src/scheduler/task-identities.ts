@@ -19,15 +19,15 @@ const NONE: TaskIdentities = { identities: [] };
  * Reads and opens the identities `task` names, in its project. Never throws: a failure is the
  * task's, which fails at its start with the problem.
  */
-export function readTaskIdentities(
+export async function readTaskIdentities(
   store: Store,
   secrets: SecretBox,
   task: Schemas['Task'],
   project: Schemas['Project'] | undefined,
-): TaskIdentities {
+): Promise<TaskIdentities> {
   if (task.task_identities.length === 0 || !project) return NONE;
   try {
-    return revealIdentities(store, secrets, project, task.task_identities);
+    return await revealIdentities(store, secrets, project, task.task_identities);
   } catch (error) {
     return { problem: `the identities of the task cannot be read: ${String(error)}` };
   }

@@ -1,10 +1,10 @@
 import type { Logger } from '../logger.js';
 
 export interface WorkLoopOptions {
-  /** Does the work there is now; throws when it cannot (the loop backs off, then tries again). */
-  pass(): void;
+  /** Does the work there is now; rejects when it cannot (the loop backs off, then tries again). */
+  pass(): Promise<void>;
   /** When the earliest work waiting for its time is due (an ISO time), if any: a pass runs then. */
-  nextDueTime(): string | undefined;
+  nextDueTime(): Promise<string | undefined>;
   clock(): Date;
   /** Safety net: a pass this often even without a wake-up. */
   pollIntervalMs: number;
@@ -13,44 +13,50 @@ export interface WorkLoopOptions {
 
 /**
  * The scheduler's loop: a pass on the next turn of the event loop after a wake-up, however many
- * wake-ups came meanwhile; after each pass, a wake-up when the earliest work waiting for its time
- * (a retry) becomes due; and a pass every pollIntervalMs in any case. After a pass that failed it
- * backs off (up to 10 s) rather than spin on a broken database.
+ * wake-ups came meanwhile, and never two at once (a wake-up during a pass brings one more after
+ * it); after each pass, a wake-up when the earliest work waiting for its time (a retry) becomes
+ * due; and a pass every pollIntervalMs in any case. After a pass that failed it backs off (up to
+ * 10 s) rather than spin on a broken database.
  */
 export function createWorkLoop(options: WorkLoopOptions) {
   const { pass, nextDueTime, clock, pollIntervalMs, logger } = options;
   let started = false;
   let stopped = false;
   let queued = false;
+  let passing = false;
   let failures = 0;
   let dueTimer: NodeJS.Timeout | undefined;
   let pollTimer: NodeJS.Timeout | undefined;
 
-  const run = () => {
+  const run = async () => {
     queued = false;
     if (stopped) return;
+    passing = true;
     try {
-      pass();
+      await pass();
       failures = 0;
+      await armDueTimer();
     } catch (error) {
       failures += 1;
       logger.error('scheduler failed to claim work', { error: String(error) });
       setTimeout(wakeUp, Math.min(10_000, 100 * 2 ** failures)).unref();
-      return;
+    } finally {
+      passing = false;
+      // Woken during the pass: what woke it may have come too late for it.
+      if (queued) setImmediate(run);
     }
-    armDueTimer();
   };
 
   const wakeUp = () => {
     if (!started || stopped || queued) return;
     queued = true;
-    setImmediate(run);
+    if (!passing) setImmediate(run);
   };
 
-  const armDueTimer = () => {
+  const armDueTimer = async () => {
+    const due = await nextDueTime();
     if (dueTimer) clearTimeout(dueTimer);
     dueTimer = undefined;
-    const due = nextDueTime();
     if (!due) return;
     const delay = Math.max(0, Date.parse(due) - clock().getTime());
     dueTimer = setTimeout(wakeUp, Math.min(delay, 2 ** 31 - 1));

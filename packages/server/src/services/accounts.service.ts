@@ -9,31 +9,31 @@ import { accountOf, requireAdmin } from './auth/permissions.js';
 type Account = Schemas['Account'];
 
 export function createAccountService(store: Store, clock: () => Date) {
-  const get = (principal: Principal, id: string): Account => {
-    const account = store.accounts.get(principal.orgId, id);
+  const get = async (principal: Principal, id: string): Promise<Account> => {
+    const account = await store.accounts.get(principal.orgId, id);
     if (!account) throw new DomainError('unknown_account', `no account ${id}`, { id });
     return account;
   };
   /** Disables or enables an account; its keys follow from the next request on (auth/auth-cache.ts). */
-  const setDisabled = (principal: Principal, id: string, disabled: boolean): Account => {
+  const setDisabled = async (principal: Principal, id: string, disabled: boolean): Promise<Account> => {
     requireAdmin(principal, `${disabled ? 'disable' : 'enable'} accounts`);
     // The caller stays an enabled admin, so an organization never locks all its admins out.
     if (disabled && id === accountOf(principal)) {
       throw new DomainError('permission_denied', 'an account cannot disable itself');
     }
-    get(principal, id);
-    store.accounts.setDisabled(principal.orgId, id, disabled);
+    await get(principal, id);
+    await store.accounts.setDisabled(principal.orgId, id, disabled);
     return get(principal, id);
   };
   return {
     get,
-    getCurrent: (principal: Principal): Account => get(principal, accountOf(principal)),
-    list: (principal: Principal, request: PageRequest): Page<Account> =>
+    getCurrent: async (principal: Principal): Promise<Account> => get(principal, accountOf(principal)),
+    list: (principal: Principal, request: PageRequest): Promise<Page<Account>> =>
       store.accounts.list(principal.orgId, request),
-    create(principal: Principal, data: Schemas['AccountData']): Account {
+    async create(principal: Principal, data: Schemas['AccountData']): Promise<Account> {
       requireAdmin(principal, 'create accounts');
-      const id = store.transaction(() =>
-        addAccount(store, clock, {
+      const id = await store.transaction((tx) =>
+        addAccount(tx, clock, {
           orgId: principal.orgId,
           email: data.email_address,
           role: data.role,
@@ -42,7 +42,7 @@ export function createAccountService(store: Store, clock: () => Date) {
       );
       return get(principal, id);
     },
-    disable: (principal: Principal, id: string): Account => setDisabled(principal, id, true),
-    enable: (principal: Principal, id: string): Account => setDisabled(principal, id, false),
+    disable: (principal: Principal, id: string): Promise<Account> => setDisabled(principal, id, true),
+    enable: (principal: Principal, id: string): Promise<Account> => setDisabled(principal, id, false),
   };
 }

@@ -21,34 +21,41 @@ export function createApiKeyService(store: Store, clock: () => Date) {
       throw new DomainError('permission_denied', 'a user account can only manage its own API keys');
     }
   };
-  const get = (principal: Principal, id: string): ApiKey => {
-    const key = store.apiKeys.get(principal.orgId, id);
+  const get = async (principal: Principal, id: string): Promise<ApiKey> => {
+    const key = await store.apiKeys.get(principal.orgId, id);
     if (!key) throw new DomainError('unknown_api_key', `no API key ${id}`, { id });
     requireOwnerOrAdmin(principal, key.account_id);
     return key;
   };
   return {
     get,
-    list(principal: Principal, accountId: string | undefined, request: PageRequest): Page<ApiKey> {
+    async list(
+      principal: Principal,
+      accountId: string | undefined,
+      request: PageRequest,
+    ): Promise<Page<ApiKey>> {
       const own = accountOf(principal);
       const account = accountId ?? (principal.role === 'admin' ? undefined : own);
       if (account !== undefined) requireOwnerOrAdmin(principal, account);
       return store.apiKeys.list(principal.orgId, account, request);
     },
-    create(principal: Principal, data: { account_id?: string; name?: string }): ApiKey & { key: string } {
+    async create(
+      principal: Principal,
+      data: { account_id?: string; name?: string },
+    ): Promise<ApiKey & { key: string }> {
       const accountId = data.account_id ?? accountOf(principal);
       requireOwnerOrAdmin(principal, accountId);
-      return store.transaction(() => {
-        if (!store.accounts.get(principal.orgId, accountId)) {
+      return store.transaction(async (tx) => {
+        if (!(await tx.accounts.get(principal.orgId, accountId))) {
           throw new DomainError('unknown_account', `no account ${accountId}`, { id: accountId });
         }
-        const { id, key } = issueApiKey(store, clock, accountId, data.name);
-        return { ...(store.apiKeys.get(principal.orgId, id) as ApiKey), key };
+        const { id, key } = await issueApiKey(tx, clock, accountId, data.name);
+        return { ...((await tx.apiKeys.get(principal.orgId, id)) as ApiKey), key };
       });
     },
-    revoke(principal: Principal, id: string): void {
-      get(principal, id);
-      store.apiKeys.revoke(id, formatTime(clock()));
+    async revoke(principal: Principal, id: string): Promise<void> {
+      await get(principal, id);
+      await store.apiKeys.revoke(id, formatTime(clock()));
     },
   };
 }

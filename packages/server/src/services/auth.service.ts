@@ -17,8 +17,8 @@ export function createAuthService(store: Store, clock: () => Date) {
   const taskKeys = createKeyOwnerCache<TaskKeyOwner>(store.changeStamp);
 
   // Key ids are not secret; only the secret's comparison must be constant-time.
-  const accountPrincipal = (parts: KeyParts): Principal => {
-    const owner = accountKeys.resolve(parts.id, () => store.apiKeys.findOwner(parts.id));
+  const accountPrincipal = async (parts: KeyParts): Promise<Principal> => {
+    const owner = await accountKeys.resolve(parts.id, () => store.apiKeys.findOwner(parts.id));
     if (!owner || !secretMatches(parts.secret, owner.key.secret_hash)) throw invalidKey();
     if (owner.key.revoked || owner.account_disabled || owner.org_disabled) throw invalidKey();
     const now = clock();
@@ -26,7 +26,7 @@ export function createAuthService(store: Store, clock: () => Date) {
     // Parsing the stored time costs less than formatting one, on every request.
     if (owner.last_login_time === null || Date.parse(owner.last_login_time) < staleBefore) {
       try {
-        store.accounts.touchLogin(owner.account_id, formatTime(now), formatTime(new Date(staleBefore)));
+        await store.accounts.touchLogin(owner.account_id, formatTime(now), formatTime(new Date(staleBefore)));
       } catch (error) {
         // Bookkeeping: storage that refuses writes must not refuse reads. It is tried again next time.
         if (!isStorageUnavailable(error)) throw error;
@@ -36,8 +36,8 @@ export function createAuthService(store: Store, clock: () => Date) {
   };
 
   // A task's key is valid while its task runs, and for its project only.
-  const taskPrincipal = (parts: KeyParts): Principal => {
-    const owner = taskKeys.resolve(parts.id, () => store.taskKeys.findOwner(parts.id));
+  const taskPrincipal = async (parts: KeyParts): Promise<Principal> => {
+    const owner = await taskKeys.resolve(parts.id, () => store.taskKeys.findOwner(parts.id));
     if (!owner || !secretMatches(parts.secret, owner.secret_hash) || owner.task_status !== 'started') {
       throw invalidKey();
     }
@@ -46,7 +46,7 @@ export function createAuthService(store: Store, clock: () => Date) {
 
   return {
     /** Resolves an API key to its principal, or throws `invalid_api_key`. */
-    authenticate(key: string): Principal {
+    async authenticate(key: string): Promise<Principal> {
       const parts = parseKey(key);
       if (!parts) throw invalidKey();
       return parts.kind === 'task' ? taskPrincipal(parts) : accountPrincipal(parts);

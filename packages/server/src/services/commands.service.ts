@@ -5,7 +5,7 @@ import { withDefaults } from '../domain/execution/parameter-values.js';
 import { newId } from '../domain/ids.js';
 import type { Principal } from '../domain/principal.js';
 import { checkParameterValues } from '../domain/resources/parameters.js';
-import type { Store } from '../store/index.js';
+import type { Store, Tables } from '../store/index.js';
 import type { EventIntake } from './intake/event-intake.js';
 
 type Project = Schemas['Project'];
@@ -13,8 +13,8 @@ type CommandExecution = Schemas['CommandExecution'];
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
 
 export function createCommandService(store: Store, intake: EventIntake) {
-  const commandOf = (project: Project, id: string) => {
-    const resource = store.resources.get(project.id, id);
+  const commandOf = async (tables: Tables, project: Project, id: string) => {
+    const resource = await tables.resources.get(project.id, id);
     if (resource?.spec.type !== 'command')
       throw new DomainError('unknown_command', `no command ${id}`, { id });
     return { ...resource, spec: resource.spec as CommandSpec };
@@ -30,8 +30,8 @@ export function createCommandService(store: Store, intake: EventIntake) {
       commandId: string,
       given: Record<string, Schemas['ParameterValue']>,
     ): Promise<CommandExecution> {
-      const { result, released } = intake.transaction((admit) => {
-        const command = commandOf(project, commandId);
+      const { result, released } = await intake.transaction(async (admit, tx) => {
+        const command = await commandOf(tx, project, commandId);
         const declared = command.spec.data.parameters ?? [];
         const problems = checkParameterValues(
           declared,
@@ -41,7 +41,7 @@ export function createCommandService(store: Store, intake: EventIntake) {
         );
         if (problems.length > 0) throw invalidRequestBody(problems);
         const parameters = withDefaults(declared, given);
-        const { event, pipelineIds } = admit({
+        const { event, pipelineIds } = await admit({
           org_id: project.org_id,
           project_id: project.id,
           command_id: command.id,
@@ -60,19 +60,23 @@ export function createCommandService(store: Store, intake: EventIntake) {
           event_id: event.id,
           pipeline_ids: pipelineIds,
         };
-        store.commandExecutions.insert(created);
+        await tx.commandExecutions.insert(created);
         return created;
       });
       await released;
       return result;
     },
-    get(project: Project, id: string): CommandExecution {
-      const execution = store.commandExecutions.get(project.id, id);
+    async get(project: Project, id: string): Promise<CommandExecution> {
+      const execution = await store.commandExecutions.get(project.id, id);
       if (!execution)
         throw new DomainError('unknown_command_execution', `no command execution ${id}`, { id });
       return execution;
     },
-    list(project: Project, commandId: string | undefined, request: PageRequest): Page<CommandExecution> {
+    list(
+      project: Project,
+      commandId: string | undefined,
+      request: PageRequest,
+    ): Promise<Page<CommandExecution>> {
       return store.commandExecutions.list(project.id, commandId, request);
     },
   };

@@ -28,8 +28,8 @@ export function createEventService(store: Store, intake: EventIntake) {
 
     /** A copy of the event, pointing to it, that starts the same trigger's or command's pipelines. */
     async replay(project: Project, id: string): Promise<Event> {
-      const { result, released } = intake.transaction((admit) => {
-        const original = store.events.get(project.id, id);
+      const { result, released } = await intake.transaction(async (admit, tx) => {
+        const original = await tx.events.get(project.id, id);
         if (!original) throw new DomainError('unknown_event', `no event ${id}`, { id });
         const {
           id: _id,
@@ -38,19 +38,19 @@ export function createEventService(store: Store, intake: EventIntake) {
           original_event_id: _from,
           ...copied
         } = original;
-        return admit({ ...copied, original_event_id: id }).event;
+        return (await admit({ ...copied, original_event_id: id })).event;
       });
       await released;
       return result;
     },
 
-    get(project: Project, id: string): Event {
-      const event = store.events.get(project.id, id);
+    async get(project: Project, id: string): Promise<Event> {
+      const event = await store.events.get(project.id, id);
       if (!event) throw new DomainError('unknown_event', `no event ${id}`, { id });
       return event;
     },
 
-    list(project: Project, filters: EventFilters, request: PageRequest): Page<Event> {
+    list(project: Project, filters: EventFilters, request: PageRequest): Promise<Page<Event>> {
       return store.events.list(project.id, filters, request);
     },
   };

@@ -13,7 +13,7 @@ import {
 } from '../domain/secrets/identities.js';
 import { type SecretBox, SecretBoxError } from '../domain/secrets/secret-box.js';
 import { formatTime } from '../domain/time.js';
-import type { IdentityRecord, Store } from '../store/index.js';
+import type { IdentityRecord, Store, Tables } from '../store/index.js';
 import { accountOf } from './auth/permissions.js';
 
 type Project = Schemas['Project'];
@@ -60,17 +60,18 @@ function requireAccount(principal: Principal): void {
  */
 export function createIdentityService(store: Store, secrets: SecretBox, clock: () => Date) {
   /** The spec, checked beyond its schema, as a record of the project with its values sealed. */
-  const recordOf = (
+  const recordOf = async (
+    tables: Tables,
     project: Project,
     id: string,
     spec: IdentitySpec,
     times: { creation_time: string; update_time: string },
-  ): IdentityRecord => {
+  ): Promise<IdentityRecord> => {
     const values = spec.data as IdentityValues;
     const problems = identityDataProblems(spec.kind, values);
     if (problems.length > 0) throw invalidRequestBody(problems);
     const prefix = variablePrefix(spec.name);
-    const holder = store.identities.getByVariablePrefix(project.id, prefix);
+    const holder = await tables.identities.getByVariablePrefix(project.id, prefix);
     if (holder && holder.id !== id) {
       const message =
         holder.name === spec.name
@@ -92,53 +93,57 @@ export function createIdentityService(store: Store, secrets: SecretBox, clock: (
     };
   };
 
-  const recordById = (project: Project, id: string): IdentityRecord => {
-    const record = store.identities.get(project.id, id);
+  const recordById = async (tables: Tables, project: Project, id: string): Promise<IdentityRecord> => {
+    const record = await tables.identities.get(project.id, id);
     if (!record) throw unknownIdentity('id', id);
     return record;
   };
 
   return {
-    list(project: Project, request: PageRequest): Page<Identity> {
-      const page = store.identities.list(project.id, request);
+    async list(project: Project, request: PageRequest): Promise<Page<Identity>> {
+      const page = await store.identities.list(project.id, request);
       return { ...page, elements: page.elements.map(toIdentity) };
     },
-    get: (project: Project, id: string): Identity => toIdentity(recordById(project, id)),
-    getByName(project: Project, name: string): Identity {
-      const record = store.identities.getByName(project.id, name);
+    get: async (project: Project, id: string): Promise<Identity> =>
+      toIdentity(await recordById(store, project, id)),
+    async getByName(project: Project, name: string): Promise<Identity> {
+      const record = await store.identities.getByName(project.id, name);
       if (!record) throw unknownIdentity('name', name);
       return toIdentity(record);
     },
-    create(principal: Principal, project: Project, spec: IdentitySpec): Identity {
+    async create(principal: Principal, project: Project, spec: IdentitySpec): Promise<Identity> {
       requireAccount(principal);
       const now = formatTime(clock());
-      return store.transaction(() => {
-        const record = recordOf(project, newId(), spec, { creation_time: now, update_time: now });
-        store.identities.insert(record);
+      return store.transaction(async (tx) => {
+        const record = await recordOf(tx, project, newId(), spec, { creation_time: now, update_time: now });
+        await tx.identities.insert(record);
         return toIdentity(record);
       });
     },
-    update(principal: Principal, project: Project, id: string, spec: IdentitySpec): Identity {
+    async update(principal: Principal, project: Project, id: string, spec: IdentitySpec): Promise<Identity> {
       requireAccount(principal);
-      return store.transaction(() => {
-        const { creation_time } = recordById(project, id);
-        const record = recordOf(project, id, spec, { creation_time, update_time: formatTime(clock()) });
-        store.identities.replace(record);
+      return store.transaction(async (tx) => {
+        const { creation_time } = await recordById(tx, project, id);
+        const record = await recordOf(tx, project, id, spec, {
+          creation_time,
+          update_time: formatTime(clock()),
+        });
+        await tx.identities.replace(record);
         return toIdentity(record);
       });
     },
-    delete(principal: Principal, project: Project, id: string): void {
+    async delete(principal: Principal, project: Project, id: string): Promise<void> {
       requireAccount(principal);
-      if (!store.identities.delete(project.id, id)) throw unknownIdentity('id', id);
+      if (!(await store.identities.delete(project.id, id))) throw unknownIdentity('id', id);
     },
     /**
      * Whether the identities of the database were sealed under this server's key. The first
      * key a database meets becomes its key; a server with another one must not start.
      */
-    adoptKey(): boolean {
-      return store.transaction(() => {
-        store.identities.recordKeyFingerprint(secrets.fingerprint);
-        return store.identities.keyFingerprint() === secrets.fingerprint;
+    async adoptKey(): Promise<boolean> {
+      return store.transaction(async (tx) => {
+        await tx.identities.recordKeyFingerprint(secrets.fingerprint);
+        return (await tx.identities.keyFingerprint()) === secrets.fingerprint;
       });
     },
   };
@@ -158,15 +163,15 @@ export interface RevealedIdentity {
  * task cannot have them: an identity the project does not have, or one that does not open with
  * this server's key.
  */
-export function revealIdentities(
-  store: Store,
+export async function revealIdentities(
+  tables: Tables,
   secrets: SecretBox,
   project: Project,
   names: readonly string[],
-): { identities: RevealedIdentity[] } | { problem: string } {
+): Promise<{ identities: RevealedIdentity[] } | { problem: string }> {
   const identities: RevealedIdentity[] = [];
   for (const name of names) {
-    const record = store.identities.getByName(project.id, name);
+    const record = await tables.identities.getByName(project.id, name);
     if (!record) {
       return {
         problem: `the task names identity ${JSON.stringify(name)}, which project ${JSON.stringify(project.name)} does not have (create it with POST /identities)`,

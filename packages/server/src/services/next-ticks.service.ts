@@ -16,8 +16,8 @@ export function createNextTicksService(
 ) {
   return {
     /** The next `count` ticks of a resource of the project after now; none but for a time trigger. */
-    get(project: Project, id: string, count: number): Schemas['NextTicks'] {
-      const { spec } = resources.get(project, id);
+    async get(project: Project, id: string, count: number): Promise<Schemas['NextTicks']> {
+      const { spec } = await resources.get(project, id);
       const ticks: string[] = [];
       if (spec.type === 'trigger' && spec.data.connector === 'time') {
         const schedule = spec.data.parameters;

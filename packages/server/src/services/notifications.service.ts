@@ -11,7 +11,7 @@ export function createNotificationService(store: Store) {
       project: Project,
       filters: NotificationDeliveryFilters,
       request: PageRequest,
-    ): Page<Schemas['NotificationDelivery']> {
+    ): Promise<Page<Schemas['NotificationDelivery']>> {
       return store.notificationDeliveries.list(project.id, filters, request);
     },
   };

@@ -4,8 +4,8 @@ import type { Store } from '../store/index.js';
 
 export function createOrganizationService(store: Store) {
   return {
-    getCurrent(principal: Principal): Schemas['Organization'] {
-      const org = store.organizations.get(principal.orgId);
+    async getCurrent(principal: Principal): Promise<Schemas['Organization']> {
+      const org = await store.organizations.get(principal.orgId);
       // The key was just resolved through this organization: it exists.
       if (!org) throw new Error(`organization ${principal.orgId} vanished`);
       return org;

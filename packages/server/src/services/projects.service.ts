@@ -3,7 +3,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Principal } from '../domain/principal.js';
-import type { Store } from '../store/index.js';
+import type { Store, Tables } from '../store/index.js';
 import { requireAdmin } from './auth/permissions.js';
 
 type Project = Schemas['Project'];
@@ -13,36 +13,37 @@ function unknownProject(key: string, value: string): DomainError {
 }
 
 export function createProjectService(store: Store) {
-  const get = (principal: Principal, id: string): Project => {
-    const project = store.projects.get(principal.orgId, id);
+  /** The project, read through `tables`: those of the transaction, inside one. */
+  const get = async (principal: Principal, id: string, tables: Tables = store): Promise<Project> => {
+    const project = await tables.projects.get(principal.orgId, id);
     if (!project) throw unknownProject('id', id);
     return project;
   };
   return {
     get,
-    getByName(principal: Principal, name: string): Project {
-      const project = store.projects.getByName(principal.orgId, name);
+    async getByName(principal: Principal, name: string): Promise<Project> {
+      const project = await store.projects.getByName(principal.orgId, name);
       if (!project) throw unknownProject('name', name);
       return project;
     },
-    list: (principal: Principal, request: PageRequest): Page<Project> =>
+    list: (principal: Principal, request: PageRequest): Promise<Page<Project>> =>
       store.projects.list(principal.orgId, request),
-    create(principal: Principal, name: string): Project {
+    async create(principal: Principal, name: string): Promise<Project> {
       requireAdmin(principal, 'create projects');
       const project = { id: newId(), org_id: principal.orgId, name };
-      store.projects.insert(project);
+      await store.projects.insert(project);
       return project;
     },
-    rename(principal: Principal, id: string, name: string): Project {
+    async rename(principal: Principal, id: string, name: string): Promise<Project> {
       requireAdmin(principal, 'rename projects');
-      return store.transaction(() => {
-        if (!store.projects.rename(principal.orgId, id, name)) throw unknownProject('id', id);
-        return get(principal, id);
+      return store.transaction(async (tx) => {
+        if (!(await tx.projects.rename(principal.orgId, id, name))) throw unknownProject('id', id);
+        return get(principal, id, tx);
       });
     },
-    delete(principal: Principal, id: string): void {
+    async delete(principal: Principal, id: string): Promise<void> {
       requireAdmin(principal, 'delete projects');
-      if (!store.projects.delete(principal.orgId, id)) throw unknownProject('id', id);
+      if (!(await store.projects.delete(principal.orgId, id))) throw unknownProject('id', id);
     },
   };
 }

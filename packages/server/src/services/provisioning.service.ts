@@ -2,7 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import { DomainError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { formatTime } from '../domain/time.js';
-import type { Store } from '../store/index.js';
+import type { Store, Tables } from '../store/index.js';
 import { addAccount, issueApiKey } from './auth/credentials.js';
 
 type Role = Schemas['Account']['role'];
@@ -16,45 +16,51 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@localhost';
  * never stored.
  */
 export function createProvisioningService(store: Store, clock: () => Date) {
-  const issueKey = (accountId: string): string => issueApiKey(store, clock, accountId).key;
+  const issueKey = async (tx: Tables, accountId: string): Promise<string> =>
+    (await issueApiKey(tx, clock, accountId)).key;
 
-  const createOrganization = (name: string, adminEmail: string): { orgId: string; apiKey: string } =>
-    store.transaction(() => {
-      if (store.organizations.getByName(name)) {
-        throw new DomainError('duplicate_organization', `an organization named ${name} already exists`);
-      }
-      const orgId = newId(clock());
-      store.organizations.insert({
-        id: orgId,
-        name,
-        creation_time: formatTime(clock()),
-        contact_email_address: adminEmail,
-      });
-      return {
-        orgId,
-        apiKey: issueKey(addAccount(store, clock, { orgId, email: adminEmail, role: 'admin' })),
-      };
+  /** Makes the organization and its admin in the transaction `tx`. */
+  const addOrganization = async (
+    tx: Tables,
+    name: string,
+    adminEmail: string,
+  ): Promise<{ orgId: string; apiKey: string }> => {
+    if (await tx.organizations.getByName(name)) {
+      throw new DomainError('duplicate_organization', `an organization named ${name} already exists`);
+    }
+    const orgId = newId(clock());
+    await tx.organizations.insert({
+      id: orgId,
+      name,
+      creation_time: formatTime(clock()),
+      contact_email_address: adminEmail,
     });
+    return {
+      orgId,
+      apiKey: await issueKey(tx, await addAccount(tx, clock, { orgId, email: adminEmail, role: 'admin' })),
+    };
+  };
 
   return {
-    createOrganization,
-    createAccount: (organization: string, email: string, role: Role): string =>
-      store.transaction(() => {
-        const org = store.organizations.getByName(organization);
+    createOrganization: (name: string, adminEmail: string): Promise<{ orgId: string; apiKey: string }> =>
+      store.transaction((tx) => addOrganization(tx, name, adminEmail)),
+    createAccount: (organization: string, email: string, role: Role): Promise<string> =>
+      store.transaction(async (tx) => {
+        const org = await tx.organizations.getByName(organization);
         if (!org) throw new DomainError('unknown_organization', `no organization named ${organization}`);
-        return issueKey(addAccount(store, clock, { orgId: org.id, email, role }));
+        return issueKey(tx, await addAccount(tx, clock, { orgId: org.id, email, role }));
       }),
-    createApiKey: (email: string): string =>
-      store.transaction(() => {
-        const account = store.accounts.getByEmail(email);
+    createApiKey: (email: string): Promise<string> =>
+      store.transaction(async (tx) => {
+        const account = await tx.accounts.getByEmail(email);
         if (!account) throw new DomainError('unknown_account', `no account with email address ${email}`);
-        return issueKey(account.id);
+        return issueKey(tx, account.id);
       }),
     /** On an empty database, makes the default organization and its admin; else undefined. */
-    bootstrap: (): string | undefined =>
-      store.transaction(() =>
-        store.organizations.isEmpty()
-          ? createOrganization(DEFAULT_ORGANIZATION, DEFAULT_ADMIN_EMAIL).apiKey
+    bootstrap: (): Promise<string | undefined> =>
+      store.transaction(async (tx) =>
+        (await tx.organizations.isEmpty())
+          ? (await addOrganization(tx, DEFAULT_ORGANIZATION, DEFAULT_ADMIN_EMAIL)).apiKey
           : undefined,
       ),
   };

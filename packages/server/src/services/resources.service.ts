@@ -96,7 +96,7 @@ export function createResourceService(
     const triggerIds = new Set<string>();
     const yieldSometimes = timeSlicer();
     for (let after = ''; ; ) {
-      const page = store.resources.installedPage(projectId, after, BATCH);
+      const page = await store.resources.installedPage(projectId, after, BATCH);
       planner.compare(page);
       for (const resource of page) if (resource.type === 'trigger') triggerIds.add(resource.id);
       if (page.length < BATCH) break;
@@ -134,9 +134,9 @@ export function createResourceService(
     let slice: StagedChange[] = [];
     const write = async () => {
       await nextTurn();
-      store.transaction(() => {
-        projects.get(principal, target.project_id);
-        store.resources.writeHidden(target, slice);
+      await store.transaction(async (tx) => {
+        await projects.get(principal, target.project_id, tx);
+        await tx.resources.writeHidden(target, slice);
       });
       slice = [];
     };
@@ -153,7 +153,7 @@ export function createResourceService(
 
   /** Folds what an installation wrote hidden into the rows, or undoes it if it was not applied, a slice at a time. */
   async function finish(installation: string) {
-    while (!store.transaction(() => store.resources.finishInstallation(installation, BATCH)))
+    while (!(await store.transaction((tx) => tx.resources.finishInstallation(installation, BATCH))))
       await nextTurn();
   }
 
@@ -183,12 +183,13 @@ export function createResourceService(
       set: readonly unknown[],
       options: InstallOptions,
     ): Promise<void> {
-      const project = projects.get(principal, projectId);
+      const project = await projects.get(principal, projectId);
       const valid = await validateSet(set);
       if (options.dryRun) return;
       const triggersChanged = await oneAtATime(project.id, async () => {
         // What a crash or a failure left of earlier installations of the project.
-        for (const earlier of store.resources.unfinishedInstallations(project.id)) await finish(earlier);
+        const unfinished = await store.resources.unfinishedInstallations(project.id);
+        for (const earlier of unfinished) await finish(earlier);
         const planned = await planAgainstInstalled(project.id, valid);
         const { plan } = planned;
         if (plan.create.length + plan.update.length + plan.delete.length === 0) return false;
@@ -199,17 +200,17 @@ export function createResourceService(
           org_id: project.org_id,
           time: formatTime(now),
         };
-        store.transaction(() => {
-          projects.get(principal, projectId);
-          store.resources.beginInstallation(target);
+        await store.transaction(async (tx) => {
+          await projects.get(principal, projectId, tx);
+          await tx.resources.beginInstallation(target);
         });
         try {
           const triggers = await writeHidden(principal, target, planned, now);
-          store.transaction(() => {
+          await store.transaction(async (tx) => {
             // Looked up again: the project may have been deleted while the set was written.
-            projects.get(principal, projectId);
-            store.resources.writeVisible(target, triggers);
-            store.resources.applyInstallation(target.installation);
+            await projects.get(principal, projectId, tx);
+            await tx.resources.writeVisible(target, triggers);
+            await tx.resources.applyInstallation(target.installation);
           });
         } finally {
           // Readers see the right set already, applied or not: what is left of a failure here
@@ -220,16 +221,16 @@ export function createResourceService(
       });
       if (triggersChanged) schedules.schedulesChanged();
     },
-    list(project: Project, type: ResourceType | undefined, request: PageRequest): Page<Resource> {
+    list(project: Project, type: ResourceType | undefined, request: PageRequest): Promise<Page<Resource>> {
       return store.resources.list(project.id, type, request);
     },
-    get(project: Project, id: string): Resource {
-      const resource = store.resources.get(project.id, id);
+    async get(project: Project, id: string): Promise<Resource> {
+      const resource = await store.resources.get(project.id, id);
       if (!resource) throw unknownResource(`id ${id}`, { id });
       return resource;
     },
-    getByTypeAndName(project: Project, type: ResourceType, name: string): Resource {
-      const resource = store.resources.getByTypeAndName(project.id, type, name);
+    async getByTypeAndName(project: Project, type: ResourceType, name: string): Promise<Resource> {
+      const resource = await store.resources.getByTypeAndName(project.id, type, name);
       if (!resource) throw unknownResource(`type ${type} and name ${name}`, { type, name });
       return resource;
     },

@@ -25,24 +25,24 @@ export function createScratchpadService(store: Store, pipelines: Pick<PipelineSe
     new DomainError('unknown_scratchpad_entry', `no scratchpad entry ${JSON.stringify(key)}`, { key });
 
   return {
-    entries: (project: Project, pipelineId: string) =>
-      store.scratchpads.entries(pipelineOf(project, pipelineId).id),
-    clear(project: Project, pipelineId: string): void {
-      store.scratchpads.clear(pipelineOf(project, pipelineId).id);
+    entries: async (project: Project, pipelineId: string) =>
+      store.scratchpads.entries((await pipelineOf(project, pipelineId)).id),
+    async clear(project: Project, pipelineId: string): Promise<void> {
+      await store.scratchpads.clear((await pipelineOf(project, pipelineId)).id);
     },
-    get(project: Project, pipelineId: string, key: string): string {
-      const value = store.scratchpads.get(pipelineOf(project, pipelineId).id, key);
+    async get(project: Project, pipelineId: string, key: string): Promise<string> {
+      const value = await store.scratchpads.get((await pipelineOf(project, pipelineId)).id, key);
       if (value === undefined) throw unknownEntry(key);
       return value;
     },
-    set(project: Project, pipelineId: string, key: string, value: string): void {
-      store.transaction(() => {
-        const { id } = pipelineOf(project, pipelineId);
-        const previous = store.scratchpads.get(id, key);
-        if (previous === undefined && store.scratchpads.size(id) >= MAX_SCRATCHPAD_ENTRIES) {
+    async set(project: Project, pipelineId: string, key: string, value: string): Promise<void> {
+      await store.transaction(async (tx) => {
+        const { id } = await pipelineOf(project, pipelineId, tx);
+        const previous = await tx.scratchpads.get(id, key);
+        if (previous === undefined && (await tx.scratchpads.size(id)) >= MAX_SCRATCHPAD_ENTRIES) {
           throw scratchpadFull(`the scratchpad already holds ${MAX_SCRATCHPAD_ENTRIES} entries, its limit`);
         }
-        const before = store.scratchpads.bytes(id);
+        const before = await tx.scratchpads.bytes(id);
         const after =
           before - (previous === undefined ? 0 : entryBytes(key, previous)) + entryBytes(key, value);
         // A write that does not grow the scratchpad always passes: one filled before the
@@ -52,11 +52,13 @@ export function createScratchpadService(store: Store, pipelines: Pick<PipelineSe
             `the scratchpad holds ${before} bytes of keys and values; this entry would bring it to ${after}, past its limit of ${MAX_SCRATCHPAD_BYTES}`,
           );
         }
-        store.scratchpads.set(id, key, value);
+        await tx.scratchpads.set(id, key, value);
       });
     },
-    delete(project: Project, pipelineId: string, key: string): void {
-      if (!store.scratchpads.delete(pipelineOf(project, pipelineId).id, key)) throw unknownEntry(key);
+    async delete(project: Project, pipelineId: string, key: string): Promise<void> {
+      if (!(await store.scratchpads.delete((await pipelineOf(project, pipelineId)).id, key))) {
+        throw unknownEntry(key);
+      }
     },
   };
 }

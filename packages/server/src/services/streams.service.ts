@@ -31,6 +31,8 @@ interface Member {
   abandon(): void;
 }
 interface ProjectMember extends Member {
+  /** It filters on the name of a pipeline: the objects it is delivered need it. */
+  namesPipelines: boolean;
   deliver(objects: readonly ChangedObject[], lastSeq: number): void;
 }
 interface OutputMember extends Member {
@@ -72,10 +74,11 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
   const byTask = new Map<string, Set<OutputMember>>();
   let unsubscribe: (() => void) | undefined;
 
-  const join = <M extends Member>(index: Map<string, Set<M>>, key: string, member: M) => {
+  /** Adds a stream, which knew of the changes up to `after` before it read anything itself. */
+  const join = <M extends Member>(index: Map<string, Set<M>>, key: string, member: M, after: number) => {
     members.add(member);
     entry(index, key, () => new Set<M>()).add(member);
-    unsubscribe ??= feed.subscribe(dispatch, failed);
+    unsubscribe ??= feed.subscribe(dispatch, failed, after);
   };
   const leave = <M extends Member>(index: Map<string, Set<M>>, key: string, member: M) => {
     members.delete(member);
@@ -102,7 +105,7 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
     for (const member of [...members]) member.abandon();
   }
 
-  function dispatch(changes: readonly Change[]): void {
+  async function dispatch(changes: readonly Change[]): Promise<void> {
     const lastSeq = (changes.at(-1) as Change).seq;
     const changesOf = new Map<string, Change[]>();
     const accessOrgs = new Set<string>();
@@ -119,37 +122,44 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
     }
     // Access first: nothing more reaches a stream whose key was revoked or whose project went.
     if (accessOrgs.size + deletedProjects.size + taskProjects.size > 0)
-      endRefused(accessOrgs, deletedProjects, taskProjects);
-    deliver(changesOf, lastSeq, outputTasks);
+      await endRefused(accessOrgs, deletedProjects, taskProjects);
+    await deliver(changesOf, lastSeq, outputTasks);
   }
 
   /**
    * Ends the streams whose project was deleted, and those whose key is no longer valid where it may
    * have changed: in an organization whose access changed, or a task's key once its task changed.
    */
-  function endRefused(
+  async function endRefused(
     accessOrgs: Set<string>,
     deletedProjects: Set<string>,
     taskProjects: Set<string>,
-  ): void {
+  ): Promise<void> {
     for (const member of [...members]) {
       const { principal, project, stillAuthorized } = member.request;
       if (deletedProjects.has(project.id)) member.end('project_deleted');
       else if (
         (accessOrgs.has(principal.orgId) || (principal.projectId && taskProjects.has(project.id))) &&
-        !stillAuthorized()
+        !(await stillAuthorized())
       ) {
         member.end('access_revoked');
       }
     }
   }
 
-  function deliver(changesOf: Map<string, Change[]>, lastSeq: number, outputTasks: Set<string>): void {
+  async function deliver(
+    changesOf: Map<string, Change[]>,
+    lastSeq: number,
+    outputTasks: Set<string>,
+  ): Promise<void> {
     for (const [projectId, streams] of byProject) {
       const projectChanges = changesOf.get(projectId);
       let objects: ChangedObject[] = [];
       try {
-        if (projectChanges) objects = changedObjects(store, projectId, projectChanges);
+        if (projectChanges) {
+          const withNames = [...streams].some((member) => member.namesPipelines);
+          objects = await changedObjects(store, projectId, projectChanges, withNames);
+        }
       } catch {
         for (const member of [...streams]) member.abandon();
         continue;
@@ -199,10 +209,14 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
      * Opens the stream of a project's changes, from now, or from after `lastEventId` while the
      * change log still holds what followed it (else `start` says `reset`, and it goes on from now).
      */
-    projectChanges(request: StreamRequest, filters: ChangeFilters, sink: StreamSink): OpenStream {
+    async projectChanges(
+      request: StreamRequest,
+      filters: ChangeFilters,
+      sink: StreamSink,
+    ): Promise<OpenStream> {
       const { project } = request;
-      const latest = feed.latest();
-      const oldest = feed.oldest();
+      const latest = await feed.latest();
+      const oldest = await feed.oldest();
       const resumeAt = position(request.lastEventId);
       const resumable =
         resumeAt !== undefined &&
@@ -210,6 +224,9 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
         (oldest === undefined ? resumeAt === latest : resumeAt >= oldest - 1);
       let at = resumable ? resumeAt : latest;
       let live = false;
+      // Changes past `at` were delivered while the stream caught up: it reads the log again.
+      let missed = false;
+      const namesPipelines = filters.pipeline_name !== undefined;
 
       const send = (objects: readonly ChangedObject[], lastSeq: number) => {
         const shown = objects.filter((object) => object.seq > at && matches(object, filters));
@@ -218,8 +235,10 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
       };
       const member: ProjectMember = {
         request,
+        namesPipelines,
         deliver: (objects, lastSeq) => {
           if (live) send(objects, lastSeq);
+          else if (lastSeq > at) missed = true;
         },
         end: (reason) => state.end(reason),
         abandon: () => state.abandon(),
@@ -229,16 +248,20 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
         () => at,
         () => leave(byProject, project.id, member),
       );
-      join(byProject, project.id, member);
+      join(byProject, project.id, member, latest);
       sink.send(message('start', at, { reset: request.lastEventId !== undefined && !resumable }));
 
+      // Live once a read of the log reaches its end with nothing delivered meanwhile: the feed
+      // delivers whatever is committed after that read.
       const catchUp = async () => {
         for (;;) {
-          const changes = feed.read(at, CATCH_UP_CHANGES);
+          missed = false;
+          const changes = await feed.read(at, CATCH_UP_CHANGES);
           const last = changes.at(-1);
-          if (last) send(changedObjects(store, project.id, changes), last.seq);
-          if (changes.length < CATCH_UP_CHANGES) break;
-          await sink.drained();
+          if (last) send(await changedObjects(store, project.id, changes, namesPipelines), last.seq);
+          const full = changes.length === CATCH_UP_CHANGES;
+          if (!full && !missed) break;
+          if (full) await sink.drained();
           if (!state.isOpen()) return;
         }
         live = true;
@@ -252,17 +275,18 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
      * `lastEventId`), with the task itself whenever its status, run or attempt changes; it ends
      * once the task has ended and its last step has stopped.
      */
-    taskOutput(
+    async taskOutput(
       request: StreamRequest,
       taskId: string,
       offset: number | undefined,
       sink: StreamSink,
-    ): OpenStream {
+    ): Promise<OpenStream> {
       const { project } = request;
-      const task = store.tasks.get(project.id, taskId);
+      const latest = await feed.latest();
+      const task = await store.tasks.get(project.id, taskId);
       if (!task) throw new DomainError('unknown_task', `no task ${taskId}`, { id: taskId });
       const asked = request.lastEventId !== undefined ? position(request.lastEventId) : (offset ?? 0);
-      const found = asked === undefined ? undefined : store.stepOutput.locate(taskId, asked);
+      const found = asked === undefined ? undefined : await store.stepOutput.locate(taskId, asked);
       const from = found && asked !== undefined ? asked : 0;
       const located = found ?? { after: BEFORE_FIRST_CHUNK, start: 0 };
       let at: OutputPosition = { key: located.after, offset: located.start };
@@ -281,10 +305,11 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
       /** Sends what was printed since, then the task if it changed, then the end once it has ended. */
       const pump = async (catchingUp: boolean) => {
         // The end is read first: output committed before it is then read below.
-        const current = store.tasks.get(project.id, taskId);
-        const ended = !current || (isFinished(current.status) && !store.stepOutput.anyRunning(taskId));
+        const current = await store.tasks.get(project.id, taskId);
+        const ended =
+          !current || (isFinished(current.status) && !(await store.stepOutput.anyRunning(taskId)));
         for (;;) {
-          const chunks = store.stepOutput.after(taskId, at.key, OUTPUT_CHUNKS);
+          const chunks = await store.stepOutput.after(taskId, at.key, OUTPUT_CHUNKS);
           const messages: StreamMessage[] = [];
           for (const chunk of chunks) {
             const { text, skipped } = chunkFrom(chunk, skip);
@@ -325,7 +350,7 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
         abandon: () => state.abandon(),
       };
       const state = ending(sink, reached, () => leave(byTask, taskId, member));
-      join(byTask, taskId, member);
+      join(byTask, taskId, member, latest);
       sink.send(message('start', from, { reset: found === undefined }));
       // The task as it is, then the output it has so far, then what follows.
       sendTask(task);

@@ -10,7 +10,7 @@ import {
 } from '../domain/events/webhook-deliveries.js';
 import { hashSecret, makeSecret } from '../domain/secrets/api-keys.js';
 import { formatTime } from '../domain/time.js';
-import type { Store, WebhookRecord } from '../store/index.js';
+import type { Store, Tables, WebhookRecord } from '../store/index.js';
 import type { EventIntake } from './intake/event-intake.js';
 
 type Project = Schemas['Project'];
@@ -42,47 +42,47 @@ function webhookSpec(resource: Schemas['Resource'] | undefined) {
  * posted to them, which become events through the event intake as custom events do.
  */
 export function createWebhookService(store: Store, intake: EventIntake, clock: () => Date) {
-  /** The trigger's webhook, made in this transaction if it has none yet. */
-  const webhookOf = (project: Project, triggerId: string): WebhookRecord => {
-    if (!webhookSpec(store.resources.get(project.id, triggerId))) {
+  /** The trigger's webhook, made in the transaction `tx` if it has none yet. */
+  const webhookOf = async (tx: Tables, project: Project, triggerId: string): Promise<WebhookRecord> => {
+    if (!webhookSpec(await tx.resources.get(project.id, triggerId))) {
       throw unknownWebhook(`no trigger of connector webhook has the id ${triggerId}`, { id: triggerId });
     }
-    const existing = store.webhooks.ofTrigger(triggerId);
+    const existing = await tx.webhooks.ofTrigger(triggerId);
     if (existing) return existing;
     const hookId = makeSecret();
-    store.webhooks.insert(triggerId, hookId, hashSecret(hookId));
+    await tx.webhooks.insert(triggerId, hookId, hashSecret(hookId));
     return { trigger_id: triggerId, hook_id: hookId, secret: null, secret_update_time: null };
   };
 
   return {
     /** The trigger's webhook; the first read makes it. */
-    get(project: Project, triggerId: string): Webhook {
-      return describe(store.transaction(() => webhookOf(project, triggerId)));
+    async get(project: Project, triggerId: string): Promise<Webhook> {
+      return describe(await store.transaction((tx) => webhookOf(tx, project, triggerId)));
     },
 
     /** Gives the trigger's webhook a new identifier: the old one is unknown from then on. */
-    renew(project: Project, triggerId: string): Webhook {
-      return store.transaction(() => {
-        const webhook = webhookOf(project, triggerId);
+    async renew(project: Project, triggerId: string): Promise<Webhook> {
+      return store.transaction(async (tx) => {
+        const webhook = await webhookOf(tx, project, triggerId);
         const hookId = makeSecret();
-        store.webhooks.renew(triggerId, hookId, hashSecret(hookId));
+        await tx.webhooks.renew(triggerId, hookId, hashSecret(hookId));
         return describe({ ...webhook, hook_id: hookId });
       });
     },
 
-    setSecret(project: Project, triggerId: string, secret: string): Webhook {
-      return store.transaction(() => {
-        const webhook = webhookOf(project, triggerId);
+    async setSecret(project: Project, triggerId: string, secret: string): Promise<Webhook> {
+      return store.transaction(async (tx) => {
+        const webhook = await webhookOf(tx, project, triggerId);
         const time = formatTime(clock());
-        store.webhooks.setSecret(triggerId, secret, time);
+        await tx.webhooks.setSecret(triggerId, secret, time);
         return describe({ ...webhook, secret, secret_update_time: time });
       });
     },
 
-    deleteSecret(project: Project, triggerId: string): void {
-      store.transaction(() => {
-        webhookOf(project, triggerId);
-        store.webhooks.setSecret(triggerId, null, null);
+    async deleteSecret(project: Project, triggerId: string): Promise<void> {
+      await store.transaction(async (tx) => {
+        await webhookOf(tx, project, triggerId);
+        await tx.webhooks.setSecret(triggerId, null, null);
       });
     },
 
@@ -94,8 +94,8 @@ export function createWebhookService(store: Store, intake: EventIntake, clock: (
      */
     async receive(hookId: string, delivery: WebhookDelivery): Promise<Schemas['TriggerWebhookDelivery']> {
       const digest = hashSecret(hookId);
-      const target = store.webhooks.byDigest(digest);
-      const resource = target && store.resources.get(target.project_id, target.trigger_id);
+      const target = await store.webhooks.byDigest(digest);
+      const resource = target && (await store.resources.get(target.project_id, target.trigger_id));
       const spec = webhookSpec(resource);
       if (!target || !resource || !spec || target.org_disabled) {
         throw unknownWebhook('no webhook has this identifier');
@@ -133,13 +133,13 @@ export function createWebhookService(store: Store, intake: EventIntake, clock: (
         refusal === undefined
           ? [{ ref: { project_id: target.project_id, id: target.trigger_id }, data: spec.data }]
           : [],
-        () => {
+        async (tx) => {
           // Weighed again in the transaction that records it: the webhook may have been renewed
           // or deleted meanwhile, and the same delivery may have come twice at once.
-          if (store.webhooks.byDigest(digest)?.trigger_id !== target.trigger_id) {
+          if ((await tx.webhooks.byDigest(digest))?.trigger_id !== target.trigger_id) {
             throw unknownWebhook('no webhook has this identifier');
           }
-          const recorded = store.webhooks.recordDelivery(
+          const recorded = await tx.webhooks.recordDelivery(
             target.trigger_id,
             deliveryFingerprints(sender, delivery),
             formatTime(now),

@@ -65,9 +65,9 @@ export function createTicker(
    * with their pipelines, and advances the state, all in one IMMEDIATE transaction, so each
    * tick happens exactly once.
    */
-  const claim = (id: string, now: Date): Admission<{ events: Event[]; next: Date | undefined }> =>
-    intake.transaction((admit) => {
-      const trigger = store.triggerSchedules.get(id);
+  const claim = (id: string, now: Date): Promise<Admission<{ events: Event[]; next: Date | undefined }>> =>
+    intake.transaction(async (admit, tx) => {
+      const trigger = await tx.triggerSchedules.get(id);
       if (!trigger) return { events: [], next: undefined }; // deleted or changed meanwhile
       const schedule = trigger.data.parameters;
       const key = scheduleKey(schedule);
@@ -77,10 +77,11 @@ export function createTicker(
         : { ticks: [], next: undefined };
       // The ticks of a disabled trigger pass without running.
       const ticks = trigger.disabled ? [] : plan.ticks;
-      const events = ticks.flatMap((tick) => {
+      const events: Event[] = [];
+      for (const tick of ticks) {
         const data = { scheduled_time: formatTime(tick) };
-        if (!filtersMatch(trigger.data.filters, data)) return [];
-        const { event } = admit({
+        if (!filtersMatch(trigger.data.filters, data)) continue;
+        const { event } = await admit({
           org_id: trigger.org_id,
           project_id: trigger.project_id,
           trigger_id: trigger.id,
@@ -89,28 +90,28 @@ export function createTicker(
           data,
           event_time: data.scheduled_time,
         });
-        return [event];
-      });
+        events.push(event);
+      }
       const next = plan.next ? formatTime(plan.next) : null;
-      store.triggerSchedules.save(id, { schedule_key: key, next_tick_time: next });
+      await tx.triggerSchedules.save(id, { schedule_key: key, next_tick_time: next });
       return { events, next: plan.next };
     }, now);
 
   /** States of triggers that stopped being time triggers: a later return plans anew. */
-  const forgetStale = () => {
-    if (store.triggerSchedules.stale().length === 0) return;
-    store.transaction(() => {
-      for (const id of store.triggerSchedules.stale()) store.triggerSchedules.forget(id);
+  const forgetStale = async () => {
+    if ((await store.triggerSchedules.stale()).length === 0) return;
+    await store.transaction(async (tx) => {
+      for (const id of await tx.triggerSchedules.stale()) await tx.triggerSchedules.forget(id);
     });
   };
 
-  const tickOnce = (): TickPass => {
+  const tickOnce = async (): Promise<TickPass> => {
     const now = clock();
-    forgetStale();
+    await forgetStale();
     const events: Event[] = [];
     let failures = 0;
     let earliest: Date | undefined;
-    for (const trigger of store.triggerSchedules.list()) {
+    for (const trigger of await store.triggerSchedules.list()) {
       try {
         const key = scheduleKey(trigger.data.parameters);
         let next = pendingTick(trigger, key);
@@ -118,7 +119,7 @@ export function createTicker(
         if (trigger.state?.schedule_key !== key || (next && next <= now)) {
           // The pass does not wait for the release of the pipelines: the intake wakes the
           // scheduler once their tasks are all written.
-          const { result } = claim(trigger.id, now);
+          const { result } = await claim(trigger.id, now);
           for (const event of result.events) events.push(event);
           next = result.next;
         }
@@ -140,13 +141,18 @@ export function createTicker(
   let running = false;
   let timer: NodeJS.Timeout | undefined;
   let failedPasses = 0;
+  // A pass under way, and whether schedules changed during it: one pass at a time.
+  let passing = false;
+  let changedMeanwhile = false;
 
-  const loop = () => {
+  const loop = async () => {
     timer = undefined;
     if (!running) return;
     let delay = maxSleepMs;
+    passing = true;
+    changedMeanwhile = false;
     try {
-      const pass = tickOnce();
+      const pass = await tickOnce();
       failedPasses = pass.failures > 0 ? failedPasses + 1 : 0;
       if (pass.nextTickTime) {
         delay = Math.min(delay, Math.max(0, pass.nextTickTime.getTime() - clock().getTime()));
@@ -155,8 +161,11 @@ export function createTicker(
       failedPasses += 1;
       logger.error('ticker failed', { error: String(error) });
     }
+    passing = false;
     // Back off (up to maxSleepMs) rather than spin on a broken trigger or database.
     if (failedPasses > 0) delay = Math.min(delay, 100 * 2 ** failedPasses);
+    if (changedMeanwhile) delay = 0;
+    if (!running) return;
     timer = setTimeout(loop, delay);
     timer.unref();
   };
@@ -166,6 +175,10 @@ export function createTicker(
     /** A pass now rather than at the end of the sleep: the first tick of a new schedule is on time. */
     schedulesChanged(): void {
       if (!running) return; // start() runs a pass anyway
+      if (passing) {
+        changedMeanwhile = true;
+        return;
+      }
       if (timer) clearTimeout(timer);
       timer = setTimeout(loop, 0);
       timer.unref();

@@ -3,6 +3,7 @@ import { createApiKeyStore } from './api-keys.store.js';
 import { createChangeStamp } from './change-stamp.js';
 import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
+import { connectionGate } from './connection-gate.js';
 import { type Checkpoints, type Db, type Durability, openDatabase } from './db.js';
 import { createEventStore } from './events.store.js';
 import { createIdentityStore } from './identities.store.js';
@@ -43,10 +44,8 @@ export type { TaskFilters } from './tasks.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
 export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
 
-/** Every table's store over one database, and the way to group writes atomically. */
-export function createStore(db: Db) {
-  // One wrapper for every transaction: db.transaction() builds four wrapped functions per call.
-  const immediate = db.transaction((fn: () => unknown) => fn()).immediate;
+/** Every table's store over one connection, as better-sqlite3 runs them: at once, on this thread. */
+function createTables(db: Db) {
   return {
     organizations: createOrganizationStore(db),
     accounts: createAccountStore(db),
@@ -68,11 +67,101 @@ export function createStore(db: Db) {
     changes: createChangeStore(db),
     stepOutput: createStepOutputStore(db),
     notificationDeliveries: createNotificationDeliveryStore(db),
+  };
+}
+
+type SyncTables = ReturnType<typeof createTables>;
+
+/** A table's store as callers see it: each method answers with a promise, as a database server's would. */
+type Answering<S> = {
+  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/** Every table's store, as callers see them: outside a transaction, or inside one. */
+export type Tables = { [K in keyof SyncTables]: Answering<SyncTables[K]> };
+
+/** The stores inside a transaction, and a way to undo a part of it alone. */
+export interface Transaction extends Tables {
+  /** Runs `fn` so that, if it throws, what it wrote is undone and the rest of the transaction kept. */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** Each method of each table's store, run as `call` runs it. */
+function answering(
+  tables: SyncTables,
+  call: (method: (...args: unknown[]) => unknown, args: unknown[]) => Promise<unknown>,
+): Tables {
+  const wrapped: Record<string, Record<string, unknown>> = {};
+  for (const [name, table] of Object.entries(tables)) {
+    const methods: Record<string, unknown> = {};
+    for (const [key, method] of Object.entries(table)) {
+      const fn = method as (...args: unknown[]) => unknown;
+      methods[key] = (...args: unknown[]) => call(fn, args);
+    }
+    wrapped[name] = methods;
+  }
+  return wrapped as unknown as Tables;
+}
+
+/**
+ * Every table's store over one database, and the way to group writes atomically. The stores
+ * answer with promises (a step towards a database server, issue #26); on SQLite, calls run at
+ * once unless a transaction of this database file holds the gate (connection-gate.ts).
+ */
+export function createStore(db: Db) {
+  const gate = connectionGate(db.name);
+  const sync = createTables(db);
+  // Inside a transaction, which holds the gate: calls run at once.
+  const savepoint = db.prepare('SAVEPOINT part');
+  const release = db.prepare('RELEASE part');
+  const undo = db.prepare('ROLLBACK TO part');
+  const inside: Transaction = {
+    ...answering(sync, async (method, args) => method(...args)),
+    async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+      savepoint.run();
+      try {
+        const result = await fn();
+        release.run();
+        return result;
+      } catch (error) {
+        undo.run();
+        release.run();
+        throw error;
+      }
+    },
+  };
+  // Outside: at once if the gate is free, else in turn.
+  const outside = answering(sync, (method, args) => {
+    if (!gate.busy) return run(method, args);
+    gate.checkOutside();
+    return gate.exclusive(() => run(method, args));
+  });
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  return {
+    ...outside,
     /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
     changeStamp: createChangeStamp(db),
-    /** Runs `fn` in an IMMEDIATE transaction: it takes the write lock before reading. */
-    transaction<T>(fn: () => T): T {
-      return immediate(fn) as T;
+    /**
+     * Runs `fn` in an IMMEDIATE transaction (it takes the write lock before reading), through
+     * the stores it is given: those of the store itself would wait for the transaction to end.
+     */
+    transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+      gate.checkOutside();
+      return gate.exclusive(() =>
+        gate.within(async () => {
+          begin.run();
+          try {
+            const result = await fn(inside);
+            commit.run();
+            return result;
+          } catch (error) {
+            if (db.inTransaction) rollback.run();
+            throw error;
+          }
+        }),
+      );
     },
     /**
      * Copies what the write-ahead log holds into the database file, as far as readers allow,
@@ -87,6 +176,15 @@ export function createStore(db: Db) {
       db.close();
     },
   };
+}
+
+/** A method's result as a promise, its exception as a rejection. */
+function run(method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
+  try {
+    return Promise.resolve(method(...args));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 export type Store = ReturnType<typeof createStore>;

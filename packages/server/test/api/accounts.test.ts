@@ -7,11 +7,12 @@ const server = sharedTestServer();
 /** A fresh organization with an admin and `users` user accounts. */
 async function organizationWith(users: number) {
   const name = uniqueName('org');
-  const { apiKey } = server.services.provisioning.createOrganization(
+  const { apiKey } = await server.services.provisioning.createOrganization(
     name,
     `${uniqueName('admin')}@example.test`,
   );
-  const keys = Array.from({ length: users }, () => server.newAccount(name, 'user'));
+  const keys: string[] = [];
+  for (let n = 0; n < users; n += 1) keys.push(await server.newAccount(name, 'user'));
   return { name, adminKey: apiKey, userKeys: keys };
 }
 

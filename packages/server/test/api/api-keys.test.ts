@@ -7,11 +7,11 @@ const server = sharedTestServer();
 /** A fresh organization: its admin key, and the key and account id of a user. */
 async function organization() {
   const name = uniqueName('org');
-  const { apiKey: adminKey } = server.services.provisioning.createOrganization(
+  const { apiKey: adminKey } = await server.services.provisioning.createOrganization(
     name,
     `${uniqueName('admin')}@example.test`,
   );
-  const userKey = server.newAccount(name, 'user');
+  const userKey = await server.newAccount(name, 'user');
   const { data: user } = await server.client(userKey).GET('/account');
   const { data: admin } = await server.client(adminKey).GET('/account');
   return { adminKey, userKey, userId: user?.id ?? '', adminId: admin?.id ?? '' };

@@ -18,8 +18,8 @@ const refused = { status: 401, code: 'invalid_api_key' };
 /** A new account (and organization) whose key has just been used successfully. */
 async function usedKey() {
   const organization = uniqueName('org');
-  server.services.provisioning.createOrganization(organization, `${uniqueName('admin')}@example.test`);
-  const key = server.newAccount(organization, 'user');
+  await server.services.provisioning.createOrganization(organization, `${uniqueName('admin')}@example.test`);
+  const key = await server.newAccount(organization, 'user');
   expect((await server.client(key).GET('/status')).response.status).toBe(200);
   return { key, keyId: key.slice(4, 31), organization };
 }
@@ -38,7 +38,7 @@ function elsewhere(sql: string, ...params: string[]): void {
 describe('an account key', () => {
   it('is refused on the next request once revoked through the API store', async () => {
     const { key, keyId } = await usedKey();
-    server.store.apiKeys.revoke(keyId);
+    await server.store.apiKeys.revoke(keyId);
     await expect(server.client(key).GET('/status')).rejects.toMatchObject(refused);
   });
 

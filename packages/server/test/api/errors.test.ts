@@ -67,7 +67,7 @@ describe('the project header', () => {
   });
 
   it("answers unknown_project for another organization's project, or an id that is none", async () => {
-    const other = server.client(server.newOrganization());
+    const other = server.client(await server.newOrganization());
     const { data } = await other.POST('/projects', { body: { name: uniqueName('p') } });
     expectErrorObject(
       await send('GET', '/v0/pipelines', { 'x-service-project-id': data?.id ?? '' }),

@@ -9,7 +9,7 @@ const noop = [task('noop', { steps: [{ command: 'true' }] }), pipeline('main', [
 
 /** A project in a fresh organization with `triggers` installed; returns an org-wide client too. */
 async function organizationWith(...triggers: unknown[]) {
-  const apiKey = server.newOrganization();
+  const apiKey = await server.newOrganization();
   const { project, client } = await projectWith(server, [...noop, ...triggers], apiKey);
   return { project, client, orgClient: server.client(apiKey), apiKey };
 }
@@ -101,7 +101,7 @@ describe('createEvents', () => {
     );
     const send = async (s: string) =>
       (await orgClient.POST('/events', { body: { connector: 'custom', name, data: { s } } })).data;
-    const other = server.client(server.newOrganization());
+    const other = server.client(await server.newOrganization());
     const [events, org] = await Promise.all([send(`${'a'.repeat(40)}!`), other.GET('/org')]);
     expect(events).toEqual([]);
     expect(org.data?.name).toMatch(/^org-/);
@@ -146,7 +146,7 @@ describe('createEvents', () => {
 
   it('reaches every project of the organization, or the header project only', async () => {
     const name = uniqueName('deploy');
-    const apiKey = server.newOrganization();
+    const apiKey = await server.newOrganization();
     const first = await projectWith(server, [...noop, trigger('t', name, ['main'])], apiKey);
     const second = await projectWith(server, [...noop, trigger('t', name, ['main'])], apiKey);
     const body = { connector: 'custom' as const, name, data: {} };
@@ -162,7 +162,7 @@ describe('createEvents', () => {
   });
 
   it('answers an empty array when no trigger listens', async () => {
-    const { data, response } = await server.client(server.newOrganization()).POST('/events', {
+    const { data, response } = await server.client(await server.newOrganization()).POST('/events', {
       body: { connector: 'custom', name: 'nobody-listens', data: {} },
     });
     expect(response.status).toBe(201);

@@ -194,7 +194,7 @@ describe('getIdentity', () => {
   it('shows nothing to another organization', async () => {
     const { client, project } = await projectWith(server, []);
     const { data: created } = await create(client, { name: 'mine', kind: 'secret', data: { value: 'v' } });
-    const stranger = server.client(server.newOrganization(), project.id);
+    const stranger = server.client(await server.newOrganization(), project.id);
     const read = await refusal(stranger.GET('/identities/id/{id}', { params: { path: { id: created.id } } }));
     expect(read).toMatchObject({ status: 404, code: 'unknown_project' });
     const list = await refusal(stranger.GET('/identities', {}));

@@ -94,7 +94,9 @@ describe('setScratchpadEntry', () => {
   it('lets a scratchpad filled past the limit before it existed shrink, never grow', async () => {
     const { client, pipelineId, whole } = await somePipeline();
     // Such a scratchpad can only be made below the API: straight into the store.
-    for (let i = 0; i < 20; i += 1) server.store.scratchpads.set(pipelineId, `old${i}`, 'x'.repeat(65_536));
+    for (let i = 0; i < 20; i += 1) {
+      await server.store.scratchpads.set(pipelineId, `old${i}`, 'x'.repeat(65_536));
+    }
     await setScratchpadEntry(client, pipelineId, 'old0', 'y'.repeat(65_536));
     await setScratchpadEntry(client, pipelineId, 'old1', 'smaller');
     await expect(setScratchpadEntry(client, pipelineId, 'new', 'v')).rejects.toMatchObject({ status: 400 });

@@ -259,7 +259,7 @@ describe('listNotificationDeliveries', () => {
     });
     expect(failed?.elements.map((d) => d.webhook?.url)).toEqual([second.url]);
 
-    const stranger = server.client(server.newOrganization(), project.id);
+    const stranger = server.client(await server.newOrganization(), project.id);
     const refused = await stranger.GET('/notification_deliveries', {}).catch((error: ApiError) => error);
     expect(refused).toMatchObject({ status: 404, code: 'unknown_project' });
   });

@@ -12,7 +12,7 @@ describe('getOrganization', () => {
   });
 
   it("answers each key's own organization", async () => {
-    const other = await server.client(server.newOrganization()).GET('/org');
+    const other = await server.client(await server.newOrganization()).GET('/org');
     const mine = await server.client().GET('/org');
     expect(other.data?.id).not.toBe(mine.data?.id);
     expect(other.data?.name).not.toBe('default');

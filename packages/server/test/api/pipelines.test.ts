@@ -439,7 +439,7 @@ describe('isolation', () => {
     await finished(client, pipelineId);
     const [only] = await tasksOf(client, pipelineId);
     const stranger = (await projectWith(server, [])).client;
-    const inOtherOrg = (await projectWith(server, [], server.newOrganization())).client;
+    const inOtherOrg = (await projectWith(server, [], await server.newOrganization())).client;
     for (const other of [stranger, inOtherOrg]) {
       await expect(
         other.GET('/pipelines/id/{id}', { params: { path: { id: pipelineId } } }),

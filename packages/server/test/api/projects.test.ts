@@ -11,7 +11,7 @@ async function createProject(name = uniqueName('p'), apiKey = server.adminKey) {
   return data;
 }
 
-function userKey(): string {
+function userKey(): Promise<string> {
   return server.newAccount('default', 'user');
 }
 
@@ -34,13 +34,13 @@ describe('createProject', () => {
 
   it('lets another organization use the same name', async () => {
     const project = await createProject();
-    const other = await createProject(project.name, server.newOrganization());
+    const other = await createProject(project.name, await server.newOrganization());
     expect(other.id).not.toBe(project.id);
   });
 
   it('answers permission_denied to a user account', async () => {
     await expect(
-      server.client(userKey()).POST('/projects', { body: { name: uniqueName('p') } }),
+      server.client(await userKey()).POST('/projects', { body: { name: uniqueName('p') } }),
     ).rejects.toMatchObject({
       status: 403,
       code: 'permission_denied',
@@ -110,7 +110,7 @@ describe('getProject', () => {
     const project = await createProject();
     await expect(
       server
-        .client(server.newOrganization())
+        .client(await server.newOrganization())
         .GET('/projects/id/{id}', { params: { path: { id: project.id } } }),
     ).rejects.toMatchObject({ status: 404, code: 'unknown_project' });
   });
@@ -126,7 +126,7 @@ describe('getProjectByName', () => {
   });
 
   it('answers unknown_project for a name not in the organization', async () => {
-    const project = await createProject(uniqueName('p'), server.newOrganization());
+    const project = await createProject(uniqueName('p'), await server.newOrganization());
     await expect(
       server.client().GET('/projects/name/{name}', { params: { path: { name: project.name } } }),
     ).rejects.toMatchObject({ status: 404, code: 'unknown_project' });
@@ -171,8 +171,8 @@ describe('updateProject', () => {
       server
         .client(key)
         .PUT('/projects/id/{id}', { params: { path: { id: project.id } }, body: { name: uniqueName('x') } });
-    await expect(rename(userKey())).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
-    await expect(rename(server.newOrganization())).rejects.toMatchObject({
+    await expect(rename(await userKey())).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+    await expect(rename(await server.newOrganization())).rejects.toMatchObject({
       status: 404,
       code: 'unknown_project',
     });
@@ -195,8 +195,8 @@ describe('deleteProject', () => {
     const project = await createProject();
     const remove = (key: string) =>
       server.client(key).DELETE('/projects/id/{id}', { params: { path: { id: project.id } } });
-    await expect(remove(userKey())).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
-    await expect(remove(server.newOrganization())).rejects.toMatchObject({
+    await expect(remove(await userKey())).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+    await expect(remove(await server.newOrganization())).rejects.toMatchObject({
       status: 404,
       code: 'unknown_project',
     });
@@ -207,10 +207,10 @@ describe('deleteProject', () => {
 
 describe('listProjects', () => {
   it("walks the organization's projects by name in both orders, and none of another's", async () => {
-    const apiKey = server.newOrganization();
+    const apiKey = await server.newOrganization();
     const names = ['delta', 'alpha', 'echo', 'charlie', 'bravo'];
     for (const name of names) await createProject(name, apiKey);
-    await createProject('alpha', server.newOrganization());
+    await createProject('alpha', await server.newOrganization());
     const client = server.client(apiKey);
 
     const ascending = [];
@@ -231,7 +231,7 @@ describe('listProjects', () => {
   });
 
   it('answers an empty page to an organization without projects', async () => {
-    const { data } = await server.client(server.newOrganization()).GET('/projects');
+    const { data } = await server.client(await server.newOrganization()).GET('/projects');
     expect(data).toEqual({ elements: [] });
   });
 });

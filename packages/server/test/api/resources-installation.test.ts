@@ -53,9 +53,9 @@ async function projectWithHiddenChanges() {
     time: new Date(Date.now() + 60_000).toISOString(),
   };
   const changed = task('build', { steps: [{ command: 'false' }] }) as Spec;
-  server.store.transaction(() => {
-    server.store.resources.beginInstallation(target);
-    server.store.resources.writeHidden(target, [
+  await server.store.transaction(async (tx) => {
+    await tx.resources.beginInstallation(target);
+    await tx.resources.writeHidden(target, [
       { change: 'create', id: newId(), spec: noop('ghost') },
       { change: 'update', id: id('build'), spec: changed },
       { change: 'delete', id: id('test') },
@@ -85,16 +85,16 @@ describe('installResources, a slice at a time', () => {
     const installing = install(project.id, set).finally(() => {
       done = true;
     });
-    const pipelineShown = () =>
-      server.store.resources.getByTypeAndName(project.id, 'pipeline', 'ci') !== undefined;
-    const timeTriggerShown = () =>
-      server.store.triggerSchedules.list().some((t) => t.project_id === project.id);
+    const pipelineShown = async () =>
+      (await server.store.resources.getByTypeAndName(project.id, 'pipeline', 'ci')) !== undefined;
+    const timeTriggerShown = async () =>
+      (await server.store.triggerSchedules.list()).some((t) => t.project_id === project.id);
     // Each event finds no trigger, or the trigger and its pipeline (it would fail to start a
     // pipeline not shown yet); the time trigger shows with the pipeline, not before.
     const started: number[] = [];
     let sentDuring = 0;
     while (!done) {
-      expect(!timeTriggerShown() || pipelineShown()).toBe(true);
+      expect(!(await timeTriggerShown()) || (await pipelineShown())).toBe(true);
       const { data } = await client.POST('/events', { body: { connector: 'custom', name: event, data: {} } });
       started.push(data?.length ?? 0);
       if (!done) sentDuring += 1;
@@ -102,10 +102,10 @@ describe('installResources, a slice at a time', () => {
     await installing;
     expect(sentDuring).toBeGreaterThan(0);
     expect(started.slice(started.indexOf(1))).not.toContain(0);
-    expect(timeTriggerShown() && pipelineShown()).toBe(true);
+    expect((await timeTriggerShown()) && (await pipelineShown())).toBe(true);
     const { data } = await client.POST('/events', { body: { connector: 'custom', name: event, data: {} } });
     expect(data).toHaveLength(1);
-    expect(server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
+    expect(await server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
   });
 
   it('hides an installation cut short before it was applied, and the next one undoes it first', async () => {
@@ -121,12 +121,12 @@ describe('installResources, a slice at a time', () => {
     const after = await resourcesOf(project.id);
     expect(keys(after)).toEqual(['task/build', 'task/ghost']);
     expect(after.find((r) => r.spec.name === 'build')).toEqual(before.find((r) => r.spec.name === 'build'));
-    expect(server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
+    expect(await server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
   });
 
   it('shows an installation applied before a crash folded it, and the next one folds it first', async () => {
     const { project, before, target, changed } = await projectWithHiddenChanges();
-    server.store.transaction(() => server.store.resources.applyInstallation(target.installation));
+    await server.store.transaction((tx) => tx.resources.applyInstallation(target.installation));
     const applied = await resourcesOf(project.id);
     expect(keys(applied)).toEqual(['task/build', 'task/ghost']);
     const build = applied.find((r) => r.spec.name === 'build');
@@ -145,6 +145,6 @@ describe('installResources, a slice at a time', () => {
       ).response.status,
     ).toBe(204);
     expect(await resourcesOf(project.id)).toEqual(applied);
-    expect(server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
+    expect(await server.store.resources.unfinishedInstallations(project.id)).toEqual([]);
   });
 });

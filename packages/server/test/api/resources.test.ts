@@ -316,7 +316,7 @@ describe('installResources', () => {
   });
 
   it("answers unknown_project for another organization's project or no project at all", async () => {
-    const foreign = await newProject(server.newOrganization());
+    const foreign = await newProject(await server.newOrganization());
     await expect(install(foreign.id, basicSet())).rejects.toMatchObject({
       status: 404,
       code: 'unknown_project',
@@ -331,7 +331,7 @@ describe('installResources', () => {
   it('lets a user account install', async () => {
     const project = await newProject();
     const { response } = await install(project.id, basicSet(), {
-      apiKey: server.newAccount('default', 'user'),
+      apiKey: await server.newAccount('default', 'user'),
     });
     expect(response.status).toBe(204);
     expect(await resourcesOf(project.id)).toHaveLength(basicSet().length);

@@ -10,6 +10,7 @@ import {
   instantiatePipelines,
   RELEASE_SLICE,
 } from '../../src/services/intake/instantiation.js';
+import type { Store } from '../../src/store/index.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -54,10 +55,9 @@ async function allTasks(client: ApiClient, pipelineId: string) {
  * A pipeline made in a transaction of the test's own, as an event would make it: with its
  * first INSTANTIATION_BATCH tasks, the rest left to write (what a crash leaves behind).
  */
-function makePipeline(project: { id: string; org_id: string }, name: string): string {
-  const store = server.store;
+async function makePipeline(project: { id: string; org_id: string }, name: string): Promise<string> {
   const time = new Date().toISOString();
-  const [id = ''] = store.transaction(() => {
+  const [id = ''] = await server.store.transaction(async (tx) => {
     const event = {
       id: newId(),
       org_id: project.org_id,
@@ -69,8 +69,8 @@ function makePipeline(project: { id: string; org_id: string }, name: string): st
       data: {},
       original_event_id: null,
     };
-    store.events.insert(event);
-    return instantiatePipelines(store, { event, pipelines: [name], environment: {}, time });
+    await tx.events.insert(event);
+    return instantiatePipelines(tx, { event, pipelines: [name], environment: {}, time });
   });
   return id;
 }
@@ -172,15 +172,15 @@ describe('a pipeline too large for one transaction', () => {
   it('runs none of its tasks before the last one is written, and completes where it was left', async () => {
     const { project, client } = await projectWith(server, specs);
     const store = server.store;
-    const id = makePipeline(project, 'wide');
-    expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
-    expect(store.pipelines.pendingInstantiationIds()).toContain(id);
+    const id = await makePipeline(project, 'wide');
+    expect(await store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
+    expect(await store.pipelines.pendingInstantiationIds()).toContain(id);
     // Held: none of its tasks is ready to be claimed.
-    expect(store.tasks.nextRunnable(new Date().toISOString(), [])?.pipeline_id).not.toBe(id);
+    expect((await store.tasks.nextRunnable(new Date().toISOString(), []))?.pipeline_id).not.toBe(id);
     // The scheduler writes the rest as it looks for work, as after a crash, then runs them.
     server.scheduler.wakeUp();
     expect((await finished(client, id, 120_000)).status).toBe('successful');
-    expect(store.tasks.countOfPipeline(id)).toBe(1300);
+    expect(await store.tasks.countOfPipeline(id)).toBe(1300);
   }, 150_000);
 });
 
@@ -193,10 +193,10 @@ describe('a pipeline restarted while its tasks are written', () => {
     const store = server.store;
     // Made, aborted and restarted before its second batch is written: no turn of the event loop
     // between them, so the scheduler cannot write the rest first.
-    const id = makePipeline(project, 'stages');
-    server.services.pipelines.abort(project, id);
-    server.services.pipelines.restart(project, id);
-    expect(store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
+    const id = await makePipeline(project, 'stages');
+    await server.services.pipelines.abort(project, id);
+    await server.services.pipelines.restart(project, id);
+    expect(await store.tasks.countOfPipeline(id)).toBe(INSTANTIATION_BATCH);
     server.scheduler.wakeUp();
     expect((await finished(client, id, 120_000)).status).toBe('successful');
     await expectStagesInOrder(client, id);
@@ -211,30 +211,37 @@ describe('a pipeline whose tasks are released a slice at a time', () => {
       pipeline('stages', stages, { concurrent: true }),
     ]);
     const store = server.store;
-    const id = makePipeline(project, 'stages');
+    const id = await makePipeline(project, 'stages');
     // Every task is written and the first slice released; the second slice fails, as a crash
     // would end it. Tasks of the first may have started meanwhile.
-    const { recountSlice } = store.tasks;
     let slices = 0;
-    store.tasks.recountSlice = (...slice) => {
-      slices += 1;
-      if (slices === 2) throw new Error('interrupted');
-      recountSlice(...slice);
+    const interrupted: Store = {
+      ...store,
+      transaction: (fn) =>
+        store.transaction((tx) =>
+          fn({
+            ...tx,
+            tasks: {
+              ...tx.tasks,
+              recountSlice: async (...slice) => {
+                slices += 1;
+                if (slices === 2) throw new Error('interrupted');
+                await tx.tasks.recountSlice(...slice);
+              },
+            },
+          }),
+        ),
     };
-    try {
-      await expect(completeInstantiations(store, [id])).rejects.toThrow('interrupted');
-    } finally {
-      store.tasks.recountSlice = recountSlice;
-    }
-    expect(store.tasks.countOfPipeline(id)).toBe(1300);
-    expect(store.pipelines.pendingInstantiationIds()).toContain(id);
+    await expect(completeInstantiations(interrupted, [id])).rejects.toThrow('interrupted');
+    expect(await store.tasks.countOfPipeline(id)).toBe(1300);
+    expect(await store.pipelines.pendingInstantiationIds()).toContain(id);
     // Restarted between the two slices: the tasks of the first are counted as released, those
     // of the second still held until the scheduler releases them.
-    server.services.pipelines.abort(project, id);
-    server.services.pipelines.restart(project, id);
+    await server.services.pipelines.abort(project, id);
+    await server.services.pipelines.restart(project, id);
     server.scheduler.wakeUp();
     expect((await finished(client, id, 120_000)).status).toBe('successful');
-    expect(store.pipelines.pendingInstantiationIds()).not.toContain(id);
+    expect(await store.pipelines.pendingInstantiationIds()).not.toContain(id);
     await expectStagesInOrder(client, id);
   }, 150_000);
 });

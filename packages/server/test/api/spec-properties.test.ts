@@ -41,7 +41,7 @@ async function pipelineNames(client: ApiClient) {
 
 /** A project in a fresh organization, whose events reach no other test's triggers. */
 async function organizationWith(specs: unknown[]) {
-  const apiKey = server.newOrganization();
+  const apiKey = await server.newOrganization();
   const { client } = await projectWith(server, specs, apiKey);
   const send = async (name: string, data: Record<string, unknown> = {}) =>
     (await server.client(apiKey).POST('/events', { body: { connector: 'custom', name, data } })).data ?? [];
@@ -250,7 +250,7 @@ describe('triggers and events', () => {
       },
     ]);
     now = new Date(tick.getTime() + 1000);
-    server.ticker?.tickOnce();
+    await server.ticker?.tickOnce();
     const { data } = await client.GET('/events', { params: { query: { connector: 'time' } } });
     expect(data?.elements.map((e) => e.event_time)).toEqual([tick.toISOString()]);
   });

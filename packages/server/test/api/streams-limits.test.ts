@@ -88,7 +88,7 @@ function heldMemory(): number {
 describe('streams', () => {
   it('are refused past the cap of a key with 429, and taken again once one closes', async () => {
     const { project } = await projectWith(server, specs);
-    const key = server.newAccount('default', 'user');
+    const key = await server.newAccount('default', 'user');
     const controllers = [0, 1, 2].map(() => new AbortController());
     const open = controllers.map((controller) =>
       projectChanges(server.client(key, project.id), {}, { signal: controller.signal }),

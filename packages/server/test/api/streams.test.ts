@@ -222,10 +222,10 @@ describe('streamChanges', () => {
 
   it("ends a key's streams once the key is revoked", async () => {
     const { project } = await projectWith(server, specs);
-    const key = server.newAccount('default', 'user');
+    const key = await server.newAccount('default', 'user');
     const messages = projectChanges(server.client(key, project.id), {}, { retryMs: 20 });
     await messages.next();
-    server.store.apiKeys.revoke(key.slice(4, 31));
+    await server.store.apiKeys.revoke(key.slice(4, 31));
     const seen = await collect(messages, (message) => message.event === 'end');
     expect(seen.at(-1)?.data).toEqual({ reason: 'access_revoked' });
     expect((await messages.next()).done).toBe(true);
@@ -242,7 +242,7 @@ describe('streamChanges', () => {
 
   it("gives another organization's key nothing", async () => {
     const { client, project } = await projectWith(server, specs);
-    const otherKey = server.newOrganization();
+    const otherKey = await server.newOrganization();
     await expect(projectChanges(server.client(otherKey, project.id)).next()).rejects.toMatchObject({
       status: 404,
       code: 'unknown_project',

@@ -31,7 +31,7 @@ describe('time triggers', () => {
     // `periodic: 3600` ticks on the hour: move the ticker's clock just past the next one.
     const tick = new Date((Math.floor(Date.now() / HOUR_MS) + 1) * HOUR_MS);
     now = new Date(tick.getTime() + 1000);
-    server.ticker?.tickOnce();
+    await server.ticker?.tickOnce();
 
     const { data: events } = await client.GET('/events', { params: { query: { connector: 'time' } } });
     expect(events?.elements).toEqual([
@@ -53,7 +53,7 @@ describe('time triggers', () => {
     expect((await finished(client, started?.id ?? '')).status).toBe('successful');
 
     // Another pass at the same time makes nothing more.
-    server.ticker?.tickOnce();
+    await server.ticker?.tickOnce();
     const { data: again } = await client.GET('/events', { params: { query: { connector: 'time' } } });
     expect(again?.elements).toHaveLength(1);
   });
@@ -165,7 +165,7 @@ describe('getNextTicks', () => {
     const { data } = await client.GET('/resources/id/{id}/next_ticks', { params: { path: { id } } });
     const [first] = data?.next_ticks ?? [];
     now = new Date(Date.parse(first ?? '') + 1000);
-    server.ticker?.tickOnce();
+    await server.ticker?.tickOnce();
     const { data: events } = await client.GET('/events', { params: { query: { connector: 'time' } } });
     expect(events?.elements.map((event) => event.event_time)).toEqual([first]);
   });

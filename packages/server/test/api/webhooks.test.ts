@@ -369,7 +369,7 @@ describe('webhook limits', () => {
     const { client } = await projectWith(
       limited,
       [...ci, webhookTrigger('open', 'deploy', { signed: false })],
-      limited.newOrganization(),
+      await limited.newOrganization(),
     );
     const triggerId = await resourceId(client, 'trigger', 'open');
     return (await client.GET('/triggers/id/{id}/webhook', { params: { path: { id: triggerId } } })).data

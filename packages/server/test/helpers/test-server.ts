@@ -40,9 +40,9 @@ export interface TestServer {
   /** A client over HTTPS trusting the test certificate. */
   client(apiKey?: string, projectId?: string): ApiClient;
   /** A fresh organization with a unique name; returns its admin key. */
-  newOrganization(): string;
+  newOrganization(): Promise<string>;
   /** A fresh account in the organization of `organization` with `role`; returns its key. */
-  newAccount(organization: string, role: 'admin' | 'user'): string;
+  newAccount(organization: string, role: 'admin' | 'user'): Promise<string>;
   /**
    * A fresh directory for files that the test and its tasks share (their environment is clean:
    * pass it in), removed by `close`.
@@ -110,7 +110,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   });
   const { services, store } = server;
   const purger = retention && createPurger(store, retention, retention.clock);
-  const adminKey = services.provisioning.bootstrap();
+  const adminKey = await services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
   const port = await server.listen(0, '127.0.0.1');
   const baseUrl = `https://127.0.0.1:${port}`;
@@ -130,9 +130,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     notifier: server.notifier,
     client: (apiKey = adminKey, projectId) =>
       createClient({ baseUrl, apiKey, ca: cert, ...(projectId ? { projectId } : {}) }),
-    newOrganization: () =>
-      services.provisioning.createOrganization(uniqueName('org'), `${uniqueName('admin')}@example.test`)
-        .apiKey,
+    newOrganization: async () => {
+      const { apiKey } = await services.provisioning.createOrganization(
+        uniqueName('org'),
+        `${uniqueName('admin')}@example.test`,
+      );
+      return apiKey;
+    },
     newAccount: (organization, role) =>
       services.provisioning.createAccount(organization, `${uniqueName(role)}@example.test`, role),
     tempDir: () => mkdtempSync(join(dir, 'shared-')),

@@ -103,7 +103,7 @@ const holder = () => [
 ];
 
 async function organization(): Promise<{ adminKey: string; name: string }> {
-  const adminKey = server.newOrganization();
+  const adminKey = await server.newOrganization();
   const { data } = await server.client(adminKey).GET('/org');
   return { adminKey, name: data?.name ?? '' };
 }
@@ -119,9 +119,9 @@ beforeAll(async () => {
     .client(a.apiKey)
     .POST('/projects', { body: { name: uniqueName('other') } });
   otherProjectOfA = { id: other?.id ?? '', name: other?.name ?? '' };
-  userKey = server.newAccount(orgA.name, 'user');
-  revokedKey = server.newAccount(orgA.name, 'admin');
-  server.store.apiKeys.revoke(revokedKey.slice(4, 31));
+  userKey = await server.newAccount(orgA.name, 'user');
+  revokedKey = await server.newAccount(orgA.name, 'admin');
+  await server.store.apiKeys.revoke(revokedKey.slice(4, 31));
   const client = server.client(a.apiKey, a.project.id);
   const { data: resources } = await client.GET('/resources', {
     params: { query: { type: 'command', size: 100 } },

@@ -78,7 +78,7 @@ describe('the body limit', () => {
 
 describe('the rate limit', () => {
   it('is on by default: a key gets no more than its burst plus its rate, then 429', async () => {
-    const key = server.newAccount(world.orgName, 'user');
+    const key = await server.newAccount(world.orgName, 'user');
     const hurried = createSender(server, { connections: 16 });
     const status = { method: 'get', path: '/v0/status', headers: { authorization: `Bearer ${key}` } };
     const started = Date.now();
@@ -188,7 +188,7 @@ describe('many connections', () => {
   it('answers 200 clients connected at once, each correctly', async () => {
     const clients = 200;
     // A key of its own: its burst (200) covers every request.
-    const key = server.newAccount(world.orgName, 'user');
+    const key = await server.newAccount(world.orgName, 'user');
     // 200 TLS handshakes at once take a loaded machine more than undici's 10 s to connect.
     const agents = Array.from(
       { length: clients },

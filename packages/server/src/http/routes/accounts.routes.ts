@@ -6,23 +6,23 @@ import { pageRequest } from '../pagination.js';
 
 export function accountRoutes({ accounts }: Services): Handlers {
   return {
-    getCurrentAccount(_req, res) {
-      res.json(accounts.getCurrent(principalOf(res)));
+    async getCurrentAccount(_req, res) {
+      res.json(await accounts.getCurrent(principalOf(res)));
     },
-    listAccounts(req, res) {
-      res.json(accounts.list(principalOf(res), pageRequest(req)));
+    async listAccounts(req, res) {
+      res.json(await accounts.list(principalOf(res), pageRequest(req)));
     },
-    createAccount(req, res) {
-      res.status(201).json(accounts.create(principalOf(res), req.body as Schemas['AccountData']));
+    async createAccount(req, res) {
+      res.status(201).json(await accounts.create(principalOf(res), req.body as Schemas['AccountData']));
     },
-    getAccount(req, res) {
-      res.json(accounts.get(principalOf(res), req.params.id as string));
+    async getAccount(req, res) {
+      res.json(await accounts.get(principalOf(res), req.params.id as string));
     },
-    disableAccount(req, res) {
-      res.json(accounts.disable(principalOf(res), req.params.id as string));
+    async disableAccount(req, res) {
+      res.json(await accounts.disable(principalOf(res), req.params.id as string));
     },
-    enableAccount(req, res) {
-      res.json(accounts.enable(principalOf(res), req.params.id as string));
+    async enableAccount(req, res) {
+      res.json(await accounts.enable(principalOf(res), req.params.id as string));
     },
   };
 }

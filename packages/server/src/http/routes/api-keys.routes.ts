@@ -6,18 +6,18 @@ import { pageRequest } from '../pagination.js';
 
 export function apiKeyRoutes({ apiKeys }: Services): Handlers {
   return {
-    listApiKeys(req, res) {
+    async listApiKeys(req, res) {
       const accountId = req.query.account_id as string | undefined;
-      res.json(apiKeys.list(principalOf(res), accountId, pageRequest(req)));
+      res.json(await apiKeys.list(principalOf(res), accountId, pageRequest(req)));
     },
-    createApiKey(req, res) {
-      res.status(201).json(apiKeys.create(principalOf(res), req.body as Schemas['ApiKeyData']));
+    async createApiKey(req, res) {
+      res.status(201).json(await apiKeys.create(principalOf(res), req.body as Schemas['ApiKeyData']));
     },
-    getApiKey(req, res) {
-      res.json(apiKeys.get(principalOf(res), req.params.id as string));
+    async getApiKey(req, res) {
+      res.json(await apiKeys.get(principalOf(res), req.params.id as string));
     },
-    revokeApiKey(req, res) {
-      apiKeys.revoke(principalOf(res), req.params.id as string);
+    async revokeApiKey(req, res) {
+      await apiKeys.revoke(principalOf(res), req.params.id as string);
       res.status(204).end();
     },
   };

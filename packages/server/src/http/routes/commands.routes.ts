@@ -16,12 +16,12 @@ export function commandRoutes({ commands }: Services): Handlers {
       );
       res.status(201).json(execution);
     },
-    listCommandExecutions(req, res) {
+    async listCommandExecutions(req, res) {
       const command = req.query.command as string | undefined;
-      res.json(commands.list(projectOf(res), command, pageRequest(req)));
+      res.json(await commands.list(projectOf(res), command, pageRequest(req)));
     },
-    getCommandExecution(req, res) {
-      res.json(commands.get(projectOf(res), req.params.id as string));
+    async getCommandExecution(req, res) {
+      res.json(await commands.get(projectOf(res), req.params.id as string));
     },
   };
 }

@@ -12,13 +12,13 @@ export function eventRoutes({ events }: Services): Handlers {
       const created = await events.create(principalOf(res), project, req.body as Schemas['CustomEvent']);
       res.status(201).json(created);
     },
-    listEvents(req, res) {
+    async listEvents(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = { connector: query.connector, name: query.name, pipeline_id: query.pipeline_id };
-      res.json(events.list(projectOf(res), filters, pageRequest(req)));
+      res.json(await events.list(projectOf(res), filters, pageRequest(req)));
     },
-    getEvent(req, res) {
-      res.json(events.get(projectOf(res), req.params.id as string));
+    async getEvent(req, res) {
+      res.json(await events.get(projectOf(res), req.params.id as string));
     },
     async replayEvent(req, res) {
       res.status(201).json(await events.replay(projectOf(res), req.params.id as string));

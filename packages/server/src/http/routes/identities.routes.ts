@@ -8,24 +8,26 @@ type IdentitySpec = Schemas['IdentitySpec'];
 
 export function identityRoutes({ identities }: Services): Handlers {
   return {
-    listIdentities(req, res) {
-      res.json(identities.list(projectOf(res), pageRequest(req)));
+    async listIdentities(req, res) {
+      res.json(await identities.list(projectOf(res), pageRequest(req)));
     },
-    createIdentity(req, res) {
-      res.status(201).json(identities.create(principalOf(res), projectOf(res), req.body as IdentitySpec));
+    async createIdentity(req, res) {
+      res
+        .status(201)
+        .json(await identities.create(principalOf(res), projectOf(res), req.body as IdentitySpec));
     },
-    getIdentity(req, res) {
-      res.json(identities.get(projectOf(res), req.params.id as string));
+    async getIdentity(req, res) {
+      res.json(await identities.get(projectOf(res), req.params.id as string));
     },
-    getIdentityByName(req, res) {
-      res.json(identities.getByName(projectOf(res), req.params.name as string));
+    async getIdentityByName(req, res) {
+      res.json(await identities.getByName(projectOf(res), req.params.name as string));
     },
-    updateIdentity(req, res) {
+    async updateIdentity(req, res) {
       const spec = req.body as IdentitySpec;
-      res.json(identities.update(principalOf(res), projectOf(res), req.params.id as string, spec));
+      res.json(await identities.update(principalOf(res), projectOf(res), req.params.id as string, spec));
     },
-    deleteIdentity(req, res) {
-      identities.delete(principalOf(res), projectOf(res), req.params.id as string);
+    async deleteIdentity(req, res) {
+      await identities.delete(principalOf(res), projectOf(res), req.params.id as string);
       res.status(204).end();
     },
   };

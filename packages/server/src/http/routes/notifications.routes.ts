@@ -6,13 +6,13 @@ import { pageRequest } from '../pagination.js';
 
 export function notificationRoutes({ notifications }: Services): Handlers {
   return {
-    listNotificationDeliveries(req, res) {
+    async listNotificationDeliveries(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = {
         pipelineId: query.pipeline_id,
         status: query.status as Schemas['NotificationDeliveryStatus'] | undefined,
       };
-      res.json(notifications.list(projectOf(res), filters, pageRequest(req)));
+      res.json(await notifications.list(projectOf(res), filters, pageRequest(req)));
     },
   };
 }

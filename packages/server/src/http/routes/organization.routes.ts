@@ -4,8 +4,8 @@ import type { Handlers } from '../dispatch.js';
 
 export function organizationRoutes(services: Services): Handlers {
   return {
-    getOrganization(_req, res) {
-      res.json(services.organization.getCurrent(principalOf(res)));
+    async getOrganization(_req, res) {
+      res.json(await services.organization.getCurrent(principalOf(res)));
     },
   };
 }

@@ -7,7 +7,7 @@ import { pageRequest } from '../pagination.js';
 
 export function pipelineRoutes({ pipelines }: Services): Handlers {
   return {
-    listPipelines(req, res) {
+    async listPipelines(req, res) {
       const query = req.query as Record<string, string | undefined>;
       // Times are compared as stored: canonical UTC, whatever offset the client sent.
       const time = (value: string | undefined) => (value === undefined ? undefined : normalizeTime(value));
@@ -20,21 +20,21 @@ export function pipelineRoutes({ pipelines }: Services): Handlers {
         createdSince: time(query.creation_time_since),
         createdBefore: time(query.creation_time_before),
       };
-      res.json(pipelines.list(projectOf(res), filters, pageRequest(req)));
+      res.json(await pipelines.list(projectOf(res), filters, pageRequest(req)));
     },
-    getPipeline(req, res) {
-      res.json(pipelines.get(projectOf(res), req.params.id as string));
+    async getPipeline(req, res) {
+      res.json(await pipelines.get(projectOf(res), req.params.id as string));
     },
-    abortPipeline(req, res) {
-      pipelines.abort(projectOf(res), req.params.id as string);
+    async abortPipeline(req, res) {
+      await pipelines.abort(projectOf(res), req.params.id as string);
       res.status(204).end();
     },
-    restartPipeline(req, res) {
-      pipelines.restart(projectOf(res), req.params.id as string);
+    async restartPipeline(req, res) {
+      await pipelines.restart(projectOf(res), req.params.id as string);
       res.status(204).end();
     },
-    restartPipelineFromFailure(req, res) {
-      pipelines.restartFromFailure(projectOf(res), req.params.id as string);
+    async restartPipelineFromFailure(req, res) {
+      await pipelines.restartFromFailure(projectOf(res), req.params.id as string);
       res.status(204).end();
     },
   };

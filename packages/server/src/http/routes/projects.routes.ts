@@ -9,27 +9,27 @@ const nameOf = (req: Request) => (req.body as Schemas['ProjectData']).name;
 
 export function projectRoutes({ projects }: Services): Handlers {
   return {
-    listProjects(req, res) {
-      res.json(projects.list(principalOf(res), pageRequest(req)));
+    async listProjects(req, res) {
+      res.json(await projects.list(principalOf(res), pageRequest(req)));
     },
-    createProject(req, res) {
-      res.status(201).json(projects.create(principalOf(res), nameOf(req)));
+    async createProject(req, res) {
+      res.status(201).json(await projects.create(principalOf(res), nameOf(req)));
     },
-    getProject(req, res) {
-      res.json(projects.get(principalOf(res), req.params.id as string));
+    async getProject(req, res) {
+      res.json(await projects.get(principalOf(res), req.params.id as string));
     },
-    updateProject(req, res) {
-      res.json(projects.rename(principalOf(res), req.params.id as string, nameOf(req)));
+    async updateProject(req, res) {
+      res.json(await projects.rename(principalOf(res), req.params.id as string, nameOf(req)));
     },
-    deleteProject(req, res) {
-      projects.delete(principalOf(res), req.params.id as string);
+    async deleteProject(req, res) {
+      await projects.delete(principalOf(res), req.params.id as string);
       res.status(204).end();
     },
-    getProjectByName(req, res) {
-      res.json(projects.getByName(principalOf(res), req.params.name as string));
+    async getProjectByName(req, res) {
+      res.json(await projects.getByName(principalOf(res), req.params.name as string));
     },
-    getProjectByNameShortForm(req, res) {
-      res.json(projects.getByName(principalOf(res), req.params.name as string));
+    async getProjectByNameShortForm(req, res) {
+      res.json(await projects.getByName(principalOf(res), req.params.name as string));
     },
   };
 }

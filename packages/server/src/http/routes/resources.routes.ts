@@ -22,22 +22,22 @@ export function resourceRoutes({ resources, nextTicks }: Services): Handlers {
       await resources.install(principalOf(res), req.params.id as string, specs, { dryRun: isDryRun(req) });
       res.status(204).end();
     },
-    listResources(req, res) {
+    async listResources(req, res) {
       const { type } = req.query as { type?: ResourceType };
-      res.json(resources.list(projectOf(res), type, pageRequest(req)));
+      res.json(await resources.list(projectOf(res), type, pageRequest(req)));
     },
-    getResource(req, res) {
-      res.json(resources.get(projectOf(res), req.params.id as string));
+    async getResource(req, res) {
+      res.json(await resources.get(projectOf(res), req.params.id as string));
     },
-    getResourceByTypeAndName(req, res) {
+    async getResourceByTypeAndName(req, res) {
       const { type, name } = req.params as { type: ResourceType; name: string };
-      res.json(resources.getByTypeAndName(projectOf(res), type, name));
+      res.json(await resources.getByTypeAndName(projectOf(res), type, name));
     },
-    getNextTicks(req, res) {
+    async getNextTicks(req, res) {
       // The validator has checked `count` is an integer from 1 to 100.
       const { count } = req.query as { count?: string };
       res.json(
-        nextTicks.get(projectOf(res), req.params.id as string, count === undefined ? 5 : Number(count)),
+        await nextTicks.get(projectOf(res), req.params.id as string, count === undefined ? 5 : Number(count)),
       );
     },
   };

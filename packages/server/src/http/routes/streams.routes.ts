@@ -14,10 +14,10 @@ export function streamRoutes(services: Services, streams: OpenStreams, limits: S
    * Opens a stream for the request: refused (an error answer) while nothing is written yet, then
    * counted for its key until its connection closes.
    */
-  const serve = (
+  const serve = async (
     req: Request,
     res: Response,
-    open: (request: StreamRequest, sink: StreamSink) => OpenStream,
+    open: (request: StreamRequest, sink: StreamSink) => Promise<OpenStream>,
   ) => {
     const principal = principalOf(res);
     const project = res.locals.project as Schemas['Project'] | undefined;
@@ -27,48 +27,58 @@ export function streamRoutes(services: Services, streams: OpenStreams, limits: S
         'a stream needs a project: send X-Service-Project-Id, or the query parameter project_id',
       );
     }
-    streams.admit(principal.keyId);
+    const uncount = streams.admit(principal.keyId);
     const key = bearerKey(req) as string;
     const events = eventStream(res, limits.bufferBytes);
-    const stream = open(
-      {
-        principal,
-        project,
-        lastEventId: req.get('last-event-id'),
-        stillAuthorized: () => {
-          try {
-            services.auth.authenticate(key);
-            return true;
-          } catch {
-            return false;
-          }
+    let stream: OpenStream;
+    try {
+      stream = await open(
+        {
+          principal,
+          project,
+          lastEventId: req.get('last-event-id'),
+          stillAuthorized: async () => {
+            try {
+              await services.auth.authenticate(key);
+              return true;
+            } catch {
+              return false;
+            }
+          },
         },
-      },
-      events,
-    );
-    const release = streams.add(principal.keyId, stream, events);
-    res.on('close', () => {
+        events,
+      );
+    } catch (error) {
+      uncount();
+      throw error;
+    }
+    const release = streams.add(stream, events);
+    const close = () => {
       stream.close();
       release();
-    });
+      uncount();
+    };
+    // The consumer may have gone while the stream opened.
+    if (res.closed) close();
+    else res.on('close', close);
     // HEAD answers what GET would, its headers, and ends: a stream would never end it.
     if (res.locals.head === true) events.close();
   };
 
   return {
-    streamChanges(req, res) {
+    async streamChanges(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = {
         pipeline_id: query.pipeline_id,
         pipeline_name: query.pipeline_name,
         status: query.status as Status | undefined,
       };
-      serve(req, res, (request, sink) => services.streams.projectChanges(request, filters, sink));
+      await serve(req, res, (request, sink) => services.streams.projectChanges(request, filters, sink));
     },
-    streamTaskOutput(req, res) {
+    async streamTaskOutput(req, res) {
       const { offset } = req.query as Record<string, string | undefined>;
       const taskId = req.params.id as string;
-      serve(req, res, (request, sink) =>
+      await serve(req, res, (request, sink) =>
         services.streams.taskOutput(request, taskId, offset === undefined ? undefined : Number(offset), sink),
       );
     },

@@ -6,18 +6,22 @@ import { pageRequest } from '../pagination.js';
 
 export function taskRoutes({ tasks }: Services): Handlers {
   return {
-    listTasks(req, res) {
+    async listTasks(req, res) {
       const query = req.query as Record<string, string | undefined>;
       const filters = { pipeline_id: query.pipeline_id, status: query.status as Status | undefined };
-      res.json(tasks.list(projectOf(res), filters, pageRequest(req)));
+      res.json(await tasks.list(projectOf(res), filters, pageRequest(req)));
     },
-    getTask(req, res) {
-      res.json(tasks.get(projectOf(res), req.params.id as string));
+    async getTask(req, res) {
+      res.json(await tasks.get(projectOf(res), req.params.id as string));
     },
-    listStepExecutions(req, res) {
+    async listStepExecutions(req, res) {
       const { run } = req.query as Record<string, string | undefined>;
       res.json(
-        tasks.steps(projectOf(res), req.params.id as string, run === undefined ? undefined : Number(run)),
+        await tasks.steps(
+          projectOf(res),
+          req.params.id as string,
+          run === undefined ? undefined : Number(run),
+        ),
       );
     },
   };

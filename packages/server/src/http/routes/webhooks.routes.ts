@@ -21,18 +21,18 @@ export function webhookRoutes({ webhooks }: Services): Handlers {
       });
       res.json(receipt);
     },
-    getTriggerWebhook(req, res) {
-      res.json(hookPath(webhooks.get(projectOf(res), req.params.id as string)));
+    async getTriggerWebhook(req, res) {
+      res.json(hookPath(await webhooks.get(projectOf(res), req.params.id as string)));
     },
-    renewTriggerWebhook(req, res) {
-      res.json(hookPath(webhooks.renew(projectOf(res), req.params.id as string)));
+    async renewTriggerWebhook(req, res) {
+      res.json(hookPath(await webhooks.renew(projectOf(res), req.params.id as string)));
     },
-    setTriggerWebhookSecret(req, res) {
+    async setTriggerWebhookSecret(req, res) {
       const { secret } = req.body as Schemas['TriggerWebhookSecret'];
-      res.json(hookPath(webhooks.setSecret(projectOf(res), req.params.id as string, secret)));
+      res.json(hookPath(await webhooks.setSecret(projectOf(res), req.params.id as string, secret)));
     },
-    deleteTriggerWebhookSecret(req, res) {
-      webhooks.deleteSecret(projectOf(res), req.params.id as string);
+    async deleteTriggerWebhookSecret(req, res) {
+      await webhooks.deleteSecret(projectOf(res), req.params.id as string);
       res.status(204).end();
     },
   };

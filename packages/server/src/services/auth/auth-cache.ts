@@ -16,7 +16,7 @@ export function createKeyOwnerCache<T>(changeStamp: () => string, now: () => num
   let stamp: string | undefined;
   return {
     /** The owner of key `id`, from the cache while nothing changed, else from `load`. */
-    resolve(id: string, load: () => T | undefined): T | undefined {
+    async resolve(id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
       // The stamp is read before `load`: a commit landing in between makes the next stamp
       // differ, so what `load` read is never kept past a change it may have missed.
       const current = changeStamp();
@@ -27,9 +27,11 @@ export function createKeyOwnerCache<T>(changeStamp: () => string, now: () => num
       const time = now();
       const cached = entries.get(id);
       if (cached && cached.expires > time) return cached.owner;
-      const owner = load();
+      const owner = await load();
       entries.delete(id);
       if (owner === undefined) return undefined;
+      // Another lookup, made while `load` ran, saw a newer stamp: what `load` read may predate it.
+      if (stamp !== current) return owner;
       if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
       entries.set(id, { owner, expires: time + TTL_MS });
       return owner;

@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { formatKey, hashSecret, makeSecret } from '../../domain/secrets/api-keys.js';
 import { formatTime } from '../../domain/time.js';
-import type { Store } from '../../store/index.js';
+import type { Tables } from '../../store/index.js';
 
 // Accounts and keys are made by the server program (first start, admin commands) and through
 // the API alike: both call these.
@@ -16,15 +16,19 @@ export interface NewAccountData {
 }
 
 /** Adds an account to an organization; email addresses are unique on the server. Returns its id. */
-export function addAccount(store: Store, clock: () => Date, account: NewAccountData): string {
-  if (store.accounts.getByEmail(account.email)) {
+export async function addAccount(
+  tables: Tables,
+  clock: () => Date,
+  account: NewAccountData,
+): Promise<string> {
+  if (await tables.accounts.getByEmail(account.email)) {
     throw new DomainError(
       'duplicate_account',
       `an account with email address ${account.email} already exists`,
     );
   }
   const id = newId(clock());
-  store.accounts.insert({
+  await tables.accounts.insert({
     id,
     org_id: account.orgId,
     creation_time: formatTime(clock()),
@@ -39,15 +43,15 @@ export function addAccount(store: Store, clock: () => Date, account: NewAccountD
  * Makes a key for an account: only the hash of its secret is stored, so the key returned
  * here is the one time anyone sees it.
  */
-export function issueApiKey(
-  store: Store,
+export async function issueApiKey(
+  tables: Tables,
   clock: () => Date,
   accountId: string,
   name?: string,
-): { id: string; key: string } {
+): Promise<{ id: string; key: string }> {
   const id = newId(clock());
   const secret = makeSecret();
-  store.apiKeys.insert({
+  await tables.apiKeys.insert({
     id,
     account_id: accountId,
     secret_hash: hashSecret(secret),

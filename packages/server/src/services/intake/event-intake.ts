@@ -4,7 +4,7 @@ import { filtersMatch } from '../../domain/events/trigger-filters.js';
 import { parameterEnvironment } from '../../domain/execution/parameter-values.js';
 import { newId } from '../../domain/ids.js';
 import { formatTime, normalizeTime } from '../../domain/time.js';
-import type { Store } from '../../store/index.js';
+import type { Store, Tables } from '../../store/index.js';
 import { timeSlicer } from '../concurrency/time-slices.js';
 import type { WorkNotifier } from '../work.js';
 import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
@@ -65,22 +65,25 @@ export interface Admission<T> {
  */
 export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp'>, clock: () => Date) {
   /** The trigger's spec, if it is installed and enabled. */
-  const trigger = (projectId: string, id: string) => {
-    const resource = store.resources.get(projectId, id);
+  const trigger = async (tables: Tables, projectId: string, id: string) => {
+    const resource = await tables.resources.get(projectId, id);
     return resource?.spec.type === 'trigger' && !resource.disabled
       ? (resource.spec as TriggerSpec)
       : undefined;
   };
 
   /** What an event starts: the pipelines of its trigger or command as they are now, none if it is gone. */
-  const targetOf = (event: Event): { pipelines: readonly string[]; environment: Record<string, string> } => {
+  const targetOf = async (
+    tx: Tables,
+    event: Event,
+  ): Promise<{ pipelines: readonly string[]; environment: Record<string, string> }> => {
     if (event.trigger_id) {
       return {
-        pipelines: trigger(event.project_id, event.trigger_id)?.data.pipelines ?? [],
+        pipelines: (await trigger(tx, event.project_id, event.trigger_id))?.data.pipelines ?? [],
         environment: {},
       };
     }
-    const command = event.command_id ? store.resources.get(event.project_id, event.command_id) : undefined;
+    const command = event.command_id ? await tx.resources.get(event.project_id, event.command_id) : undefined;
     if (command?.spec.type !== 'command') return { pipelines: [], environment: {} };
     const spec = command.spec as CommandSpec;
     const parameters =
@@ -92,7 +95,7 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
   };
 
   /** Stores the event and creates the pipelines it starts, in the caller's transaction. */
-  const admit = (incoming: NewEvent, now: Date): Admitted => {
+  const admit = async (tx: Tables, incoming: NewEvent, now: Date): Promise<Admitted> => {
     const time = formatTime(now);
     const event: Event = {
       id: newId(now),
@@ -107,9 +110,9 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
       data: incoming.data,
       original_event_id: incoming.original_event_id ?? null,
     };
-    store.events.insert(event);
-    const target = targetOf(event);
-    const pipelineIds = instantiatePipelines(store, {
+    await tx.events.insert(event);
+    const target = await targetOf(tx, event);
+    const pipelineIds = await instantiatePipelines(tx, {
       event,
       pipelines: target.pipelines,
       ...(event.trigger_id ? { trigger_id: event.trigger_id } : {}),
@@ -132,20 +135,20 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
 
   /**
    * Runs `within` in one IMMEDIATE transaction, where `admit` stores events, each with the
-   * pipelines it starts, beside what the caller writes with them (or refuses by throwing);
-   * `now` is their creation time. Then releases their pipelines.
+   * pipelines it starts, beside what the caller writes with them through `tx` (or refuses by
+   * throwing); `now` is their creation time. Then releases their pipelines.
    */
-  const transaction = <T>(
-    within: (admit: (event: NewEvent) => Admitted) => T,
+  const transaction = async <T>(
+    within: (admit: (event: NewEvent) => Promise<Admitted>, tx: Tables) => Promise<T>,
     now = clock(),
-  ): Admission<T> => {
+  ): Promise<Admission<T>> => {
     const admitted: Admitted[] = [];
-    const result = store.transaction(() =>
-      within((event) => {
-        const one = admit(event, now);
+    const result = await store.transaction((tx) =>
+      within(async (event) => {
+        const one = await admit(tx, event, now);
         admitted.push(one);
         return one;
-      }),
+      }, tx),
     );
     return { result, released: release(admitted) };
   };
@@ -162,8 +165,8 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
     async match(orgId: string, incoming: Incoming, projectId: string | undefined): Promise<MatchedTrigger[]> {
       const matched: MatchedTrigger[] = [];
       const yieldSometimes = timeSlicer();
-      for (const ref of store.triggers.listening(orgId, incoming.connector, incoming.name, projectId)) {
-        const spec = trigger(ref.project_id, ref.id);
+      for (const ref of await store.triggers.listening(orgId, incoming.connector, incoming.name, projectId)) {
+        const spec = await trigger(store, ref.project_id, ref.id);
         if (spec && filtersMatch(spec.data.filters, incoming.data)) matched.push({ ref, data: spec.data });
         await yieldSometimes();
       }
@@ -179,23 +182,24 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
       orgId: string,
       incoming: Incoming,
       matched: readonly MatchedTrigger[],
-      alongside: () => void = () => undefined,
+      alongside: (tx: Tables) => Promise<void> = async () => undefined,
     ): Promise<Admitted[]> {
-      const { result, released } = transaction((admit) => {
-        alongside();
-        return matched.flatMap(({ ref, data }) => {
+      const { result, released } = await transaction(async (admit, tx) => {
+        await alongside(tx);
+        const admitted: Admitted[] = [];
+        for (const { ref, data } of matched) {
           // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
           // still listens to this event and its filters (weighed again if they changed) accept it.
-          const spec = trigger(ref.project_id, ref.id);
-          if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) return [];
+          const spec = await trigger(tx, ref.project_id, ref.id);
+          if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) continue;
           if (
             !isDeepStrictEqual(spec.data.filters, data.filters) &&
             !filtersMatch(spec.data.filters, incoming.data)
           )
-            return [];
+            continue;
           // Named one by one: nothing else the incoming object holds (a command_id) is the event's.
-          return [
-            admit({
+          admitted.push(
+            await admit({
               org_id: orgId,
               project_id: ref.project_id,
               trigger_id: ref.id,
@@ -204,8 +208,9 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
               data: incoming.data,
               event_time: incoming.event_time,
             }),
-          ];
-        });
+          );
+        }
+        return admitted;
       });
       await released;
       return result;

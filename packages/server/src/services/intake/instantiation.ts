@@ -2,7 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import { type EntryLinks, entryLinks } from '../../domain/execution/task-graph.js';
 import { newId } from '../../domain/ids.js';
 import { entryName } from '../../domain/resources/pipelines.js';
-import type { PipelineRecord, Store } from '../../store/index.js';
+import type { PipelineRecord, Store, Tables } from '../../store/index.js';
 import { nextTurn } from '../concurrency/time-slices.js';
 import { mustQueue } from './pipeline-queue.js';
 
@@ -64,14 +64,19 @@ function planInstances(spec: Schemas['PipelineSpec'], tasks: Record<string, Reso
  * one is held once more (see migration 010), so that none runs before all exist; a pipeline
  * aborted meanwhile gets its missing tasks aborted.
  */
-function writeInstances(store: Store, pipeline: PipelineRecord, plan: InstancePlan, from: number): number {
+async function writeInstances(
+  tx: Tables,
+  pipeline: PipelineRecord,
+  plan: InstancePlan,
+  from: number,
+): Promise<number> {
   const to = Math.min(plan.instances.length, from + INSTANTIATION_BATCH);
   const held = (pipeline.queued ? 1 : 0) + (pipeline.pending_tasks ? 1 : 0);
   const aborted = pipeline.status === 'aborted';
   for (const { entry, name, instance } of plan.instances.slice(from, to)) {
     const task = plan.tasks[entry.task] as Resource & { spec: Schemas['TaskSpec'] };
     const { blockers, dependents } = plan.links.get(name) ?? { blockers: 0, dependents: [] };
-    store.tasks.insert(
+    await tx.tasks.insert(
       {
         id: newId(),
         org_id: pipeline.org_id,
@@ -102,27 +107,27 @@ function writeInstances(store: Store, pipeline: PipelineRecord, plan: InstancePl
  * INSTANTIATION_BATCH instances gets only its first ones here: completeInstantiations writes
  * the rest once the caller's transaction has committed.
  */
-export function instantiatePipelines(store: Store, request: Instantiation): string[] {
+export async function instantiatePipelines(tx: Tables, request: Instantiation): Promise<string[]> {
   const { event, time } = request;
   // Read once each, in this transaction: a pipeline of 200 entries often names one task 200 times.
   const read = new Map<string, Resource>();
-  const resourceOf = <T extends Resource['spec']['type']>(type: T, name: string) => {
+  const resourceOf = async <T extends Resource['spec']['type']>(type: T, name: string) => {
     const key = `${type}/${name}`;
     let resource = read.get(key);
     if (!resource) {
-      resource = store.resources.getByTypeAndName(event.project_id, type, name);
+      resource = await tx.resources.getByTypeAndName(event.project_id, type, name);
       // Installs check every reference, so a missing one means the set changed meanwhile.
       if (!resource) throw new Error(`${type} ${name} of project ${event.project_id} is not installed`);
       read.set(key, resource);
     }
     return resource as Resource & { spec: Extract<Schemas['ResourceSpec'], { type: T }> };
   };
-  return request.pipelines.map((name) => {
-    const resource = resourceOf('pipeline', name);
+  const ids: string[] = [];
+  for (const name of request.pipelines) {
+    const resource = await resourceOf('pipeline', name);
     const concurrent = resource.spec.data.concurrent ?? false;
-    const tasks = Object.fromEntries(
-      resource.spec.data.tasks.map((entry) => [entry.task, resourceOf('task', entry.task)]),
-    );
+    const tasks: Record<string, Resource> = {};
+    for (const entry of resource.spec.data.tasks) tasks[entry.task] = await resourceOf('task', entry.task);
     const plan = planInstances(resource.spec, tasks);
     const pipeline: PipelineRecord = {
       id: newId(),
@@ -139,13 +144,14 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
       status: 'created',
       spec: resource.spec,
       environment: request.environment,
-      queued: mustQueue(store, event.project_id, name, concurrent),
+      queued: await mustQueue(tx, event.project_id, name, concurrent),
       pending_tasks: plan.instances.length > INSTANTIATION_BATCH ? tasks : undefined,
     };
-    store.pipelines.insert(pipeline);
-    writeInstances(store, pipeline, plan, 0);
-    return pipeline.id;
-  });
+    await tx.pipelines.insert(pipeline);
+    await writeInstances(tx, pipeline, plan, 0);
+    ids.push(pipeline.id);
+  }
+  return ids;
 }
 
 /**
@@ -156,35 +162,35 @@ export function instantiatePipelines(store: Store, request: Instantiation): stri
  * tasks that existed then. The last slice ends the pipeline's instantiation; returns whether
  * it has ended. `progress` carries what is read once across the steps of one completion.
  */
-function completionStep(
-  store: Store,
+async function completionStep(
+  tx: Tables,
   id: string,
   progress: { plan?: InstancePlan; pipeline?: PipelineRecord; written: number },
-): boolean {
+): Promise<boolean> {
   // What may have changed since the last step: an abort, a restart, an admission from a queue.
-  const state = store.pipelines.pendingState(id);
+  const state = await tx.pipelines.pendingState(id);
   if (!state) return true;
   if (!progress.pipeline || !progress.plan) {
-    const pending = store.pipelines.pendingInstantiation(id);
+    const pending = await tx.pipelines.pendingInstantiation(id);
     if (!pending) return true;
     progress.pipeline = pending.pipeline;
     progress.plan = planInstances(pending.pipeline.spec, pending.tasks);
-    progress.written = store.tasks.countOfPipeline(id);
+    progress.written = await tx.tasks.countOfPipeline(id);
   }
   const { plan } = progress;
   const pipeline = { ...progress.pipeline, ...state, pending_tasks: plan.tasks };
   if (progress.written < plan.instances.length) {
-    progress.written = writeInstances(store, pipeline, plan, progress.written);
+    progress.written = await writeInstances(tx, pipeline, plan, progress.written);
     return false;
   }
   const after = state.released_through ?? '';
-  const slice = store.tasks.nextSlice(pipeline.project_id, id, after, RELEASE_SLICE);
+  const slice = await tx.tasks.nextSlice(pipeline.project_id, id, after, RELEASE_SLICE);
   if (slice) {
-    store.pipelines.releaseThrough(id, slice.last);
-    store.tasks.recountSlice(pipeline.project_id, id, after, slice.last);
+    await tx.pipelines.releaseThrough(id, slice.last);
+    await tx.tasks.recountSlice(pipeline.project_id, id, after, slice.last);
     if (slice.size === RELEASE_SLICE) return false;
   }
-  store.pipelines.endInstantiation(id);
+  await tx.pipelines.endInstantiation(id);
   return true;
 }
 
@@ -200,7 +206,7 @@ async function complete(store: Store, id: string): Promise<void> {
   const progress = { written: 0 };
   for (;;) {
     await nextTurn();
-    if (store.transaction(() => completionStep(store, id, progress))) return;
+    if (await store.transaction((tx) => completionStep(tx, id, progress))) return;
   }
 }
 

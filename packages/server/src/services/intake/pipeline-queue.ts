@@ -1,4 +1,4 @@
-import type { Store } from '../../store/index.js';
+import type { Tables } from '../../store/index.js';
 import { queueNotifications } from '../notifications/queue.js';
 
 // A non-concurrent pipeline resource runs one pipeline at a time in a project: while one of its
@@ -6,28 +6,33 @@ import { queueNotifications } from '../notifications/queue.js';
 // tasks held (migration 008), and are admitted one at a time, oldest first, as each one ends.
 
 /** Whether a pipeline of `name` starting now waits in the queue. */
-export function mustQueue(store: Store, projectId: string, name: string, concurrent: boolean): boolean {
-  return !concurrent && store.pipelines.admittedId(projectId, name) !== undefined;
+export async function mustQueue(
+  tables: Tables,
+  projectId: string,
+  name: string,
+  concurrent: boolean,
+): Promise<boolean> {
+  return !concurrent && (await tables.pipelines.admittedId(projectId, name)) !== undefined;
 }
 
 /**
- * Ends an unfinished pipeline, queues the notifications of its end, and admits the next one of
+ * Ends an unfinished pipeline in the transaction `tx`, queues the notifications of its end, and admits the next one of
  * its queue; false when it had already ended. Every end of a pipeline comes here.
  */
-export function finishPipeline(
-  store: Store,
+export async function finishPipeline(
+  tx: Tables,
   id: string,
   status: 'successful' | 'failed' | 'aborted',
   time: string,
-): boolean {
-  const ended = store.pipelines.finish(id, status, time);
+): Promise<boolean> {
+  const ended = await tx.pipelines.finish(id, status, time);
   if (!ended) return false;
-  queueNotifications(store, id, status, time);
-  if (!ended.concurrent && store.pipelines.admittedId(ended.project_id, ended.name) === undefined) {
-    const next = store.pipelines.firstQueuedId(ended.project_id, ended.name);
+  await queueNotifications(tx, id, status, time);
+  if (!ended.concurrent && (await tx.pipelines.admittedId(ended.project_id, ended.name)) === undefined) {
+    const next = await tx.pipelines.firstQueuedId(ended.project_id, ended.name);
     if (next) {
-      store.pipelines.admit(next);
-      store.tasks.admitPipeline(next);
+      await tx.pipelines.admit(next);
+      await tx.tasks.admitPipeline(next);
     }
   }
   return true;

@@ -8,7 +8,7 @@ import {
 } from '../../domain/execution/notifications.js';
 import { newId } from '../../domain/ids.js';
 import { formatTime } from '../../domain/time.js';
-import type { ClaimedNotificationDelivery, NotificationTarget, Store } from '../../store/index.js';
+import type { ClaimedNotificationDelivery, NotificationTarget, Store, Tables } from '../../store/index.js';
 
 // The durable queue of notifications of pipelines' ends (migration 018): filled where a
 // pipeline ends, in its transaction, and emptied by the notifier (scheduler/notifier.ts), which
@@ -28,32 +28,31 @@ function targetsOf(notification: Schemas['PipelineNotification']): NotificationT
  * caller's transaction (the one that ends the pipeline): each says what the pipeline was when
  * it ended. Costs one row read when the spec names none.
  */
-export function queueNotifications(
-  store: Store,
+export async function queueNotifications(
+  tx: Tables,
   pipelineId: string,
   status: PipelineEndStatus,
   time: string,
-): void {
-  const found = store.notificationDeliveries.pipelineNotifications(pipelineId);
+): Promise<void> {
+  const found = await tx.notificationDeliveries.pipelineNotifications(pipelineId);
   const matching = (found?.notifications ?? []).filter((n) => (n.on ?? DEFAULT_NOTIFY_ON).includes(status));
   if (!found || matching.length === 0) return;
-  const pipeline = store.pipelines.get(found.project_id, pipelineId);
+  const pipeline = await tx.pipelines.get(found.project_id, pipelineId);
   if (!pipeline) return;
-  const failedTasks = store.tasks
-    .list(
-      found.project_id,
-      { pipeline_id: pipelineId, status: 'failed' },
-      {
-        size: FAILED_TASKS_SHOWN,
-        sort: 'id',
-        order: 'asc',
-      },
-    )
-    .elements.map((task) => ({
-      id: task.id,
-      name: task.name,
-      ...(task.failure_message === undefined ? {} : { failure_message: task.failure_message }),
-    }));
+  const failed = await tx.tasks.list(
+    found.project_id,
+    { pipeline_id: pipelineId, status: 'failed' },
+    {
+      size: FAILED_TASKS_SHOWN,
+      sort: 'id',
+      order: 'asc',
+    },
+  );
+  const failedTasks = failed.elements.map((task) => ({
+    id: task.id,
+    name: task.name,
+    ...(task.failure_message === undefined ? {} : { failure_message: task.failure_message }),
+  }));
   for (const target of matching.flatMap(targetsOf)) {
     const id = newId(new Date(time));
     const payload: NotificationPayload = {
@@ -62,7 +61,7 @@ export function queueNotifications(
       pipeline,
       failed_tasks: failedTasks,
     };
-    store.notificationDeliveries.insert({
+    await tx.notificationDeliveries.insert({
       id,
       project_id: found.project_id,
       pipeline_id: pipelineId,
@@ -85,11 +84,11 @@ export function claimDueNotifications(
   now: Date,
   limit: number,
   leaseMs: number,
-): ClaimedNotificationDelivery[] {
-  return store.transaction(() => {
-    const due = store.notificationDeliveries.due(formatTime(now), limit);
+): Promise<ClaimedNotificationDelivery[]> {
+  return store.transaction(async (tx) => {
+    const due = await tx.notificationDeliveries.due(formatTime(now), limit);
     const until = formatTime(new Date(now.getTime() + leaseMs));
-    for (const delivery of due) store.notificationDeliveries.postpone(delivery.id, until);
+    for (const delivery of due) await tx.notificationDeliveries.postpone(delivery.id, until);
     return due;
   });
 }
@@ -106,17 +105,17 @@ export interface AttemptResult {
  * Records an attempt that started at `start` and ended at `end`, and what follows: delivered,
  * tried again after the policy's wait, or failed for good after the last attempt allowed.
  */
-export function recordNotificationAttempt(
+export async function recordNotificationAttempt(
   store: Store,
   deliveryId: string,
   start: Date,
   end: Date,
   result: AttemptResult,
   policy: RetryPolicy,
-): void {
+): Promise<void> {
   const endTime = formatTime(end);
-  store.transaction(() =>
-    store.notificationDeliveries.recordAttempt(
+  await store.transaction((tx) =>
+    tx.notificationDeliveries.recordAttempt(
       deliveryId,
       {
         start_time: formatTime(start),

@@ -10,17 +10,23 @@ export type { Change } from '../../store/index.js';
  */
 export interface ChangeFeed {
   /** The number of the latest change committed (0 before the first): a stream starts after it. */
-  latest(): number;
+  latest(): Promise<number>;
   /** The oldest number kept, undefined before the first: a resume from below it has lost changes. */
-  oldest(): number | undefined;
+  oldest(): Promise<number | undefined>;
   /** Changes committed after `seq`, oldest first, at most `limit`: what a resuming stream catches up with. */
-  read(after: number, limit: number): Change[];
+  read(after: number, limit: number): Promise<Change[]>;
   /**
-   * Calls `listener` with every batch of changes committed from now on, in order, until the
-   * returned function is called, or until the feed fails (the database closed, say): then `failed`
-   * is called, and the subscription is over.
+   * Calls `listener` with every batch of changes committed from now on, in order, each once it is
+   * done with the one before, until the returned function is called, or until the feed fails (the
+   * database closed, say): then `failed` is called, and the subscription is over. `after` is the
+   * latest change the subscriber knew of before it read anything itself: a feed that nobody
+   * listened to starts after it, so that nothing committed while the subscriber got there is missed.
    */
-  subscribe(listener: (changes: readonly Change[]) => void, failed: (error: unknown) => void): () => void;
+  subscribe(
+    listener: (changes: readonly Change[]) => Promise<void>,
+    failed: (error: unknown) => void,
+    after: number,
+  ): () => void;
   /**
    * Says that this process has just committed something: the feed looks at once rather than at its
    * next check. Calls made within one turn of the event loop are looked at together; nobody
@@ -46,11 +52,17 @@ export interface PollingOptions {
 export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
   const intervalMs = options.intervalMs ?? 2;
   const batch = options.batch ?? 1000;
-  const listeners = new Map<(changes: readonly Change[]) => void, (error: unknown) => void>();
+  const listeners = new Map<(changes: readonly Change[]) => Promise<void>, (error: unknown) => void>();
   let timer: NodeJS.Timeout | undefined;
   let woken: NodeJS.Immediate | undefined;
   let stamp = '';
   let position = 0;
+  // Counts the starts of the feed: a look begun before the latest start reads for no one.
+  let generation = 0;
+  // A look is under way: the reads are awaited, and looks must not overlap.
+  let looking = false;
+  // A look was asked for while one was under way: it is made once that one ends.
+  let again = false;
 
   const stop = () => {
     clearInterval(timer);
@@ -58,28 +70,41 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
     timer = undefined;
     woken = undefined;
   };
-  const read = () => {
+  const read = async (started: number) => {
     const current = store.changeStamp();
     if (current === stamp) return;
     stamp = current;
     for (;;) {
-      const changes = store.changes.after(position, batch);
+      const changes = await store.changes.after(position, batch);
       const last = changes.at(-1);
-      if (!last) return;
+      if (!last || generation !== started) return;
       position = last.seq;
-      for (const listener of listeners.keys()) listener(changes);
+      for (const listener of listeners.keys()) await listener(changes);
       if (changes.length < batch || listeners.size === 0) return;
     }
   };
   const poll = () => {
-    try {
-      read();
-    } catch (error) {
-      const failed = [...listeners.values()];
-      listeners.clear();
-      stop();
-      for (const fail of failed) fail(error);
+    if (looking) {
+      again = true;
+      return;
     }
+    looking = true;
+    const started = generation;
+    read(started)
+      .catch((error: unknown) => {
+        // A look of a feed stopped since fails none of its new listeners: their own looks tell.
+        if (generation !== started) return;
+        const failed = [...listeners.values()];
+        listeners.clear();
+        stop();
+        for (const fail of failed) fail(error);
+      })
+      .finally(() => {
+        looking = false;
+        if (!again) return;
+        again = false;
+        if (listeners.size > 0) poll();
+      });
   };
 
   return {
@@ -93,11 +118,13 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
         poll();
       });
     },
-    subscribe(listener, failed) {
+    subscribe(listener, failed, after) {
       if (listeners.size === 0) {
-        // From now on: whatever was committed before is for `read`.
-        stamp = store.changeStamp();
-        position = store.changes.latest();
+        // From `after` on: whatever was committed before is for `read`. The first look reads the
+        // log whatever the stamp, which may have moved since `after` was read.
+        generation += 1;
+        stamp = '';
+        position = after;
         timer = setInterval(poll, intervalMs);
         timer.unref();
       }

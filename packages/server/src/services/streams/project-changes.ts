@@ -1,6 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import type { Status } from '../../domain/execution/statuses.js';
-import type { Change, Store } from '../../store/index.js';
+import type { Change, Tables } from '../../store/index.js';
 import type { StreamMessage } from './stream-types.js';
 
 /** Which changes a project stream sends; events have neither pipeline nor status. */
@@ -19,8 +19,8 @@ export interface ChangedObject {
   /** The pipeline it is or belongs to; none for events. */
   pipelineId?: string;
   status?: Status;
-  /** The name of that pipeline, read when a stream filters on it. */
-  pipelineName(): string | undefined;
+  /** The name of that pipeline, read only when a stream of its project filters on it. */
+  pipelineName?: string | undefined;
 }
 
 const SHOWN = new Set<string>(['pipeline', 'task', 'event']);
@@ -28,43 +28,38 @@ const SHOWN = new Set<string>(['pipeline', 'task', 'event']);
 /**
  * The objects that `changes` (of one project, in order) changed, as they are now, each once,
  * at the place of its last change: several changes of an object read in one go show as one, its
- * latest state. Objects deleted since (their project, or by retention) are left out.
+ * latest state. Objects deleted since (their project, or by retention) are left out. With
+ * `withNames`, each has the name of its pipeline too.
  */
-export function changedObjects(store: Store, projectId: string, changes: readonly Change[]): ChangedObject[] {
+export async function changedObjects(
+  store: Tables,
+  projectId: string,
+  changes: readonly Change[],
+  withNames: boolean,
+): Promise<ChangedObject[]> {
   const last = new Map<string, Change>();
   for (const change of changes) {
     if (change.project_id === projectId && SHOWN.has(change.kind))
       last.set(`${change.kind}:${change.id}`, change);
   }
   const names = new Map<string, string | undefined>();
-  const pipelineName = (id: string) => {
-    if (!names.has(id)) names.set(id, store.pipelines.get(projectId, id)?.name);
-    return names.get(id);
-  };
   const objects: ChangedObject[] = [];
   for (const change of [...last.values()].sort((a, b) => a.seq - b.seq)) {
     const seq = change.seq;
     if (change.kind === 'event') {
-      const event = store.events.get(projectId, change.id);
-      if (event) {
-        objects.push({
-          seq,
-          kind: 'event',
-          message: messageOf('event', seq, event),
-          pipelineName: () => undefined,
-        });
-      }
+      const event = await store.events.get(projectId, change.id);
+      if (event) objects.push({ seq, kind: 'event', message: messageOf('event', seq, event) });
       continue;
     }
     let pipelineId: string;
     let object: Schemas['Pipeline'] | Schemas['Task'] | undefined;
     if (change.kind === 'pipeline') {
-      const pipeline = store.pipelines.get(projectId, change.id);
+      const pipeline = await store.pipelines.get(projectId, change.id);
       if (pipeline) names.set(pipeline.id, pipeline.name);
       object = pipeline;
       pipelineId = change.id;
     } else {
-      object = store.tasks.get(projectId, change.id);
+      object = await store.tasks.get(projectId, change.id);
       pipelineId = object?.pipeline_id ?? '';
     }
     if (!object) continue;
@@ -74,8 +69,17 @@ export function changedObjects(store: Store, projectId: string, changes: readonl
       message: messageOf(change.kind as 'pipeline' | 'task', seq, object),
       pipelineId,
       status: object.status,
-      pipelineName: () => pipelineName(pipelineId),
     });
+  }
+  if (withNames) {
+    for (const object of objects) {
+      const { pipelineId } = object;
+      if (pipelineId === undefined) continue;
+      if (!names.has(pipelineId)) {
+        names.set(pipelineId, (await store.pipelines.get(projectId, pipelineId))?.name);
+      }
+      object.pipelineName = names.get(pipelineId);
+    }
   }
   return objects;
 }
@@ -94,6 +98,6 @@ export function matches(object: ChangedObject, filters: ChangeFilters): boolean 
   return (
     (filters.pipeline_id === undefined || object.pipelineId === filters.pipeline_id) &&
     (filters.status === undefined || object.status === filters.status) &&
-    (filters.pipeline_name === undefined || object.pipelineName() === filters.pipeline_name)
+    (filters.pipeline_name === undefined || object.pipelineName === filters.pipeline_name)
   );
 }

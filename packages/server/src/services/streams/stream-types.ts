@@ -40,5 +40,5 @@ export interface StreamRequest {
   /** The id the consumer last received (Last-Event-ID), when it reconnects. */
   lastEventId?: string | undefined;
   /** Whether the key that opened the stream is still valid: checked when access may have changed. */
-  stillAuthorized: () => boolean;
+  stillAuthorized: () => Promise<boolean>;
 }

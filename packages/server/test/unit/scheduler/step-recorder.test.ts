@@ -8,14 +8,19 @@ import type { Store } from '../../../src/store/index.js';
 /** A store that keeps the output appended, in order, and nothing else. */
 function outputStore() {
   const appended: string[] = [];
-  const store = {
+  const tables = {
     stepExecutions: {
-      start: () => {},
-      appendOutput: (_key: unknown, text: string) => appended.push(text),
-      end: () => {},
-      insertEnded: () => {},
+      start: async () => {},
+      appendOutput: async (_key: unknown, text: string) => {
+        appended.push(text);
+      },
+      end: async () => {},
+      insertEnded: async () => {},
     },
-    transaction: <T>(fn: () => T) => fn(),
+  };
+  const store = {
+    ...tables,
+    transaction: <T>(fn: (tx: typeof tables) => Promise<T>) => fn(tables),
   } as unknown as Store;
   return { store, appended };
 }
@@ -26,7 +31,7 @@ describe('the step recorder', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  it('stores a line printed alone within milliseconds, and at most one batch per gap', () => {
+  it('stores a line printed alone within milliseconds, and at most one batch per gap', async () => {
     const { store, appended } = outputStore();
     const stored = vi.fn();
     const recorder = createStepRecorder(
@@ -43,26 +48,26 @@ describe('the step recorder', () => {
     recorder.processStarted?.(0, 100, undefined);
 
     recorder.stepOutput(0, 'first\n');
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(appended).toEqual([]);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(appended).toEqual(['first\n']);
     expect(stored).toHaveBeenCalledTimes(1);
 
     // Right after a batch: the next waits for the end of the gap (20 ms), together.
     recorder.stepOutput(0, 'second\n');
-    vi.advanceTimersByTime(10);
+    await vi.advanceTimersByTimeAsync(10);
     recorder.stepOutput(0, 'third\n');
-    vi.advanceTimersByTime(8);
+    await vi.advanceTimersByTimeAsync(8);
     expect(appended).toEqual(['first\n']);
-    vi.advanceTimersByTime(2);
+    await vi.advanceTimersByTimeAsync(2);
     expect(appended).toEqual(['first\n', 'second\nthird\n']);
     expect(stored).toHaveBeenCalledTimes(2);
 
     // Past the gap: within 2 ms again.
-    vi.advanceTimersByTime(50);
+    await vi.advanceTimersByTimeAsync(50);
     recorder.stepOutput(0, 'fourth\n');
-    vi.advanceTimersByTime(2);
+    await vi.advanceTimersByTimeAsync(2);
     expect(appended).toEqual(['first\n', 'second\nthird\n', 'fourth\n']);
   });
 });

@@ -37,7 +37,7 @@ afterEach(() => {
  * by the services (installs) and every ticker made by `ticker`, which may open stores of
  * its own on the same file, as other server processes would.
  */
-function world(start: string, clock?: () => Date) {
+async function world(start: string, clock?: () => Date) {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-ticks-'));
   const file = join(dir, 'pipewright.db');
   let now = new Date(start);
@@ -61,16 +61,16 @@ function world(start: string, clock?: () => Date) {
     stopTasks() {},
   };
   const services = createServices(store, work, time);
-  const adminKey = services.provisioning.bootstrap();
+  const adminKey = await services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
-  const principal = services.auth.authenticate(adminKey);
-  const project = services.projects.create(principal, 'schedules');
+  const principal = await services.auth.authenticate(adminKey);
+  const project = await services.projects.create(principal, 'schedules');
   /** Every page of a list, in its order. */
-  const all = <T>(list: (request: PageRequest) => Page<T>) => {
+  const all = async <T>(list: (request: PageRequest) => Promise<Page<T>>) => {
     const elements: T[] = [];
     let after: string | undefined;
     do {
-      const page = list({ size: 100, sort: 'id', order: 'asc', after });
+      const page = await list({ size: 100, sort: 'id', order: 'asc', after });
       elements.push(...page.elements);
       after = page.next?.after;
     } while (after);
@@ -92,8 +92,8 @@ function world(start: string, clock?: () => Date) {
     install(...triggers: unknown[]) {
       return services.resources.install(principal, project.id, [...noop, ...triggers], { dryRun: false });
     },
-    triggerId(): string {
-      const trigger = store.resources.getByTypeAndName(project.id, 'trigger', 'clock');
+    async triggerId(): Promise<string> {
+      const trigger = await store.resources.getByTypeAndName(project.id, 'trigger', 'clock');
       if (!trigger) throw new Error('no trigger');
       return trigger.id;
     },
@@ -104,10 +104,8 @@ function world(start: string, clock?: () => Date) {
     /** The tick events stored. */
     events: () => all((request) => store.events.list(project.id, { connector: 'time' }, request)),
     /** Their scheduled times, oldest first. */
-    ticks(): string[] {
-      return this.events()
-        .map((event) => event.event_time)
-        .sort();
+    async ticks(): Promise<string[]> {
+      return (await this.events()).map((event) => event.event_time).sort();
     },
     pipelines: () => all((request) => store.pipelines.list(project.id, {}, request)),
     /** Opens the database file directly: for what the API cannot do yet (disabling). */
@@ -122,11 +120,13 @@ function world(start: string, clock?: () => Date) {
   };
 }
 
+type World = Awaited<ReturnType<typeof world>>;
+
 /** Sets the clock to each time in turn and runs a pass of `ticker` there. */
-function passes(w: ReturnType<typeof world>, ticker: { tickOnce(): unknown }, times: string[]) {
+async function passes(w: World, ticker: { tickOnce(): Promise<unknown> }, times: string[]) {
   for (const time of times) {
     w.at(time);
-    ticker.tickOnce();
+    await ticker.tickOnce();
   }
 }
 
@@ -168,25 +168,25 @@ describe('ticker', () => {
       ['2026-03-06T17:00:00.000Z', '2026-03-13T17:00:00.000Z'],
     ],
   ])('ticks %s on time, once per tick', async (_case, parameters, installedAt, times, expected) => {
-    const w = world(installedAt);
+    const w = await world(installedAt);
     await w.install(timeTrigger(parameters));
-    passes(w, w.ticker(), times);
-    expect(w.ticks()).toEqual(expected);
+    await passes(w, w.ticker(), times);
+    expect(await w.ticks()).toEqual(expected);
   });
 
   it('stores each tick as an event of its trigger that instantiates its pipelines, then wakes the scheduler', async () => {
-    const w = world('2026-03-02T09:59:00Z');
+    const w = await world('2026-03-02T09:59:00Z');
     await w.install(timeTrigger({ hourly: {} }));
     const ticker = w.ticker();
-    expect(ticker.tickOnce()).toEqual({
+    expect(await ticker.tickOnce()).toEqual({
       events: [],
       nextTickTime: new Date('2026-03-02T10:00:00Z'),
       failures: 0,
     });
     expect(w.wakeUps).toBe(0);
     w.at('2026-03-02T10:00:00.250Z');
-    const pass = ticker.tickOnce();
-    const triggerId = w.triggerId();
+    const pass = await ticker.tickOnce();
+    const triggerId = await w.triggerId();
     const expected = {
       id: expect.any(String),
       org_id: w.project.org_id,
@@ -200,8 +200,8 @@ describe('ticker', () => {
       original_event_id: null,
     };
     expect(pass).toEqual({ events: [expected], nextTickTime: new Date('2026-03-02T11:00:00Z'), failures: 0 });
-    expect(w.events()).toEqual([expected]);
-    expect(w.pipelines()).toEqual([
+    expect(await w.events()).toEqual([expected]);
+    expect(await w.pipelines()).toEqual([
       expect.objectContaining({
         name: 'main',
         trigger_id: triggerId,
@@ -219,22 +219,22 @@ describe('ticker', () => {
   });
 
   it('applies the trigger filters to the tick data', async () => {
-    const w = world('2026-03-02T08:30:00Z');
+    const w = await world('2026-03-02T08:30:00Z');
     await w.install(timeTrigger({ hourly: {} }, { filters: [{ path: '/scheduled_time', matches: 'T10:' }] }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T09:00:00Z', '2026-03-02T10:00:00Z', '2026-03-02T11:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
-    expect(w.pipelines()).toHaveLength(1);
+    await passes(w, ticker, ['2026-03-02T09:00:00Z', '2026-03-02T10:00:00Z', '2026-03-02T11:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
+    expect(await w.pipelines()).toHaveLength(1);
   });
 
   it('ticks a schedule installed between two passes from its installation', async () => {
-    const w = world('2026-03-02T10:00:30Z');
+    const w = await world('2026-03-02T10:00:30Z');
     const ticker = w.ticker();
-    ticker.tickOnce();
+    await ticker.tickOnce();
     await w.install(timeTrigger({ periodic: 60 }));
     // The ticker learns of the trigger after its first tick: it is still on time.
-    passes(w, ticker, ['2026-03-02T10:01:05Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:01:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T10:01:05Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:01:00.000Z']);
   });
 
   // The server ran the tick of 08:00, then was down until 11:00:30: the ticks of 09:00 and
@@ -248,24 +248,28 @@ describe('ticker', () => {
       ['2026-03-02T09:00:00.000Z', '2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z'],
     ],
   ])('handles ticks missed while stopped with %s', async (_case, missed, afterRestart) => {
-    const w = world('2026-03-02T07:30:00Z');
+    const w = await world('2026-03-02T07:30:00Z');
     await w.install(timeTrigger({ hourly: {}, ...(missed ? { missed } : {}) }));
     const before = w.ticker();
-    passes(w, before, ['2026-03-02T07:30:00Z', '2026-03-02T08:00:00Z']);
+    await passes(w, before, ['2026-03-02T07:30:00Z', '2026-03-02T08:00:00Z']);
     before.stop();
     const after = w.ticker();
-    passes(w, after, ['2026-03-02T11:00:30Z', '2026-03-02T11:00:40Z', '2026-03-02T12:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T08:00:00.000Z', ...afterRestart, '2026-03-02T12:00:00.000Z']);
-    expect(w.pipelines()).toHaveLength(w.ticks().length);
+    await passes(w, after, ['2026-03-02T11:00:30Z', '2026-03-02T11:00:40Z', '2026-03-02T12:00:00Z']);
+    expect(await w.ticks()).toEqual([
+      '2026-03-02T08:00:00.000Z',
+      ...afterRestart,
+      '2026-03-02T12:00:00.000Z',
+    ]);
+    expect(await w.pipelines()).toHaveLength((await w.ticks()).length);
   });
 
   it('runs at most the latest 100 missed ticks per trigger with run_all', async () => {
-    const w = world('2026-03-01T00:00:00Z');
+    const w = await world('2026-03-01T00:00:00Z');
     await w.install(timeTrigger({ periodic: 60, missed: 'run_all' }));
     // A day without a server: 1440 missed ticks, then the one of 00:00 is on time.
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T00:00:30Z', '2026-03-02T00:00:40Z']);
-    const ticks = w.ticks();
+    await passes(w, ticker, ['2026-03-02T00:00:30Z', '2026-03-02T00:00:40Z']);
+    const ticks = await w.ticks();
     expect(ticks).toHaveLength(101);
     expect(ticks[0]).toBe('2026-03-01T22:20:00.000Z');
     expect(ticks.at(-1)).toBe('2026-03-02T00:00:00.000Z');
@@ -273,7 +277,7 @@ describe('ticker', () => {
   });
 
   it('makes each tick once with two tickers on one database file', async () => {
-    const w = world('2026-03-02T09:59:45Z');
+    const w = await world('2026-03-02T09:59:45Z');
     await w.install(timeTrigger({ periodic: 30 }));
     const [a, b] = [w.ticker(), w.ticker()];
     const times = [
@@ -286,19 +290,20 @@ describe('ticker', () => {
       w.at(time);
       // Either one may come first.
       const order = index % 2 === 0 ? [a, b] : [b, a];
-      const made = order.map((ticker) => ticker.tickOnce().events.length);
+      const made: number[] = [];
+      for (const ticker of order) made.push((await ticker.tickOnce()).events.length);
       expect(made.reduce((sum, count) => sum + count, 0)).toBeLessThanOrEqual(1);
     }
-    expect(w.ticks()).toEqual([
+    expect(await w.ticks()).toEqual([
       '2026-03-02T10:00:00.000Z',
       '2026-03-02T10:00:30.000Z',
       '2026-03-02T10:01:00.000Z',
     ]);
-    expect(w.pipelines()).toHaveLength(3);
+    expect(await w.pipelines()).toHaveLength(3);
   });
 
   it('makes a tick once when another server claims it between the read and the claim', async () => {
-    const w = world('2026-03-02T09:59:45Z');
+    const w = await world('2026-03-02T09:59:45Z');
     await w.install(timeTrigger({ periodic: 30 }));
     const other = w.ticker();
     const store = openStore(w.file);
@@ -308,94 +313,100 @@ describe('ticker', () => {
       ...store,
       triggerSchedules: {
         ...store.triggerSchedules,
-        list: () => {
-          const listed = store.triggerSchedules.list();
-          expect(other.tickOnce().events).toHaveLength(1);
+        list: async () => {
+          const listed = await store.triggerSchedules.list();
+          expect((await other.tickOnce()).events).toHaveLength(1);
           return listed;
         },
       },
     };
     w.at('2026-03-02T10:00:00Z');
-    expect(w.ticker({ store: racing }).tickOnce()).toMatchObject({ events: [], failures: 0 });
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
-    expect(w.pipelines()).toHaveLength(1);
+    expect(await w.ticker({ store: racing }).tickOnce()).toMatchObject({ events: [], failures: 0 });
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
+    expect(await w.pipelines()).toHaveLength(1);
   });
 
   it('leaves nothing of a tick whose claim broke off, and makes it once afterwards', async () => {
-    const w = world('2026-03-02T09:59:00Z');
+    const w = await world('2026-03-02T09:59:00Z');
     await w.install(timeTrigger({ hourly: {} }));
     const store = openStore(w.file);
     cleanups.push(() => store.close());
     // A server that dies while it stores the tick's tasks: its transaction never commits.
     const dying: Store = {
       ...store,
-      tasks: {
-        ...store.tasks,
-        insert: () => {
-          throw new Error('killed');
-        },
-      },
+      transaction: (fn) =>
+        store.transaction((tx) =>
+          fn({
+            ...tx,
+            tasks: {
+              ...tx.tasks,
+              insert: async () => {
+                throw new Error('killed');
+              },
+            },
+          }),
+        ),
     };
     w.at('2026-03-02T10:00:00Z');
-    expect(w.ticker({ store: dying }).tickOnce()).toMatchObject({ events: [], failures: 1 });
-    expect(w.ticks()).toEqual([]);
-    expect(w.pipelines()).toEqual([]);
+    expect(await w.ticker({ store: dying }).tickOnce()).toMatchObject({ events: [], failures: 1 });
+    expect(await w.ticks()).toEqual([]);
+    expect(await w.pipelines()).toEqual([]);
     w.at('2026-03-02T10:00:20Z');
-    expect(w.ticker().tickOnce().events).toHaveLength(1);
+    expect((await w.ticker().tickOnce()).events).toHaveLength(1);
     w.at('2026-03-02T10:00:30Z');
-    expect(w.ticker().tickOnce().events).toHaveLength(0);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
+    expect((await w.ticker().tickOnce()).events).toHaveLength(0);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z']);
   });
 
   it('reschedules a trigger whose schedule changed, from the installation of the change', async () => {
-    const w = world('2026-03-02T00:00:00Z');
+    const w = await world('2026-03-02T00:00:00Z');
     await w.install(timeTrigger({ daily: { hour: 3 } }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T00:00:10Z']);
+    await passes(w, ticker, ['2026-03-02T00:00:10Z']);
     w.at('2026-03-02T01:00:00Z');
     await w.install(timeTrigger({ daily: { hour: 2 } }));
-    passes(w, ticker, ['2026-03-02T02:00:00Z', '2026-03-02T03:00:00Z', '2026-03-03T02:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T02:00:00.000Z', '2026-03-03T02:00:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T02:00:00Z', '2026-03-02T03:00:00Z', '2026-03-03T02:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T02:00:00.000Z', '2026-03-03T02:00:00.000Z']);
   });
 
   it('keeps the schedule going when something else of the trigger changes', async () => {
-    const w = world('2026-03-02T09:30:00Z');
+    const w = await world('2026-03-02T09:30:00Z');
     await w.install(timeTrigger({ hourly: {} }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T10:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T10:00:00Z']);
     // Written differently (same ticks), with another policy: no tick again, none lost.
     w.at('2026-03-02T10:00:05Z');
     await w.install(timeTrigger({ hourly: { minute: 0, second: 0 }, missed: 'run_all' }));
-    passes(w, ticker, ['2026-03-02T10:00:10Z', '2026-03-02T11:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T10:00:10Z', '2026-03-02T11:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z']);
   });
 
   it('stops ticking a deleted trigger; one installed again starts from its installation', async () => {
-    const w = world('2026-03-02T09:30:00Z');
+    const w = await world('2026-03-02T09:30:00Z');
     await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T10:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.at('2026-03-02T10:30:00Z');
     await w.install();
-    passes(w, ticker, ['2026-03-02T11:00:00Z', '2026-03-02T12:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T11:00:00Z', '2026-03-02T12:00:00Z']);
     w.at('2026-03-02T12:30:00Z');
     await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
-    passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
   });
 
   it('plans anew a trigger that was of another connector for a while', async () => {
-    const w = world('2026-03-02T09:30:00Z');
+    const w = await world('2026-03-02T09:30:00Z');
     await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T10:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.at('2026-03-02T10:10:00Z');
     await w.install(customTrigger);
-    passes(w, ticker, ['2026-03-02T11:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T11:00:00Z']);
     w.at('2026-03-02T12:30:00Z');
     await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
-    passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T12:30:10Z', '2026-03-02T13:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
   });
 
   it.each([
@@ -406,33 +417,33 @@ describe('ticker', () => {
       'default',
     ],
   ])('does not tick %s, nor catches up once enabled', async (_case, statement, target) => {
-    const w = world('2026-03-02T09:30:00Z');
+    const w = await world('2026-03-02T09:30:00Z');
     await w.install(timeTrigger({ hourly: {}, missed: 'run_all' }));
     const ticker = w.ticker();
-    passes(w, ticker, ['2026-03-02T10:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T10:00:00Z']);
     w.sql(statement, 1, target);
-    passes(w, ticker, ['2026-03-02T11:00:00Z', '2026-03-02T12:00:00Z']);
+    await passes(w, ticker, ['2026-03-02T11:00:00Z', '2026-03-02T12:00:00Z']);
     w.sql(statement, 0, target);
-    passes(w, ticker, ['2026-03-02T12:30:00Z', '2026-03-02T13:00:00Z']);
-    expect(w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
+    await passes(w, ticker, ['2026-03-02T12:30:00Z', '2026-03-02T13:00:00Z']);
+    expect(await w.ticks()).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T13:00:00.000Z']);
   });
 
   it('runs in a loop on the real clock between start and stop', async () => {
-    const w = world('2026-03-02T00:00:00Z', () => new Date());
+    const w = await world('2026-03-02T00:00:00Z', () => new Date());
     await w.install(timeTrigger({ periodic: 1 }));
     const ticker = w.ticker({ store: w.store });
     ticker.start();
     try {
       // Within a few seconds at most: each pass sleeps until the next tick.
       await waitFor(
-        async () => w.ticks().length,
+        async () => (await w.ticks()).length,
         (count) => count >= 2,
       );
     } finally {
       ticker.stop();
     }
-    const count = w.ticks().length;
+    const count = (await w.ticks()).length;
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(w.ticks()).toHaveLength(count);
+    expect(await w.ticks()).toHaveLength(count);
   });
 });

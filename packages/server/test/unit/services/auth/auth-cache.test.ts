@@ -15,7 +15,7 @@ function cacheOf() {
     () => state.now,
   );
   const resolve = (id: string, owner: string | null = `owner of ${id}`) =>
-    cache.resolve(id, () => {
+    cache.resolve(id, async () => {
       state.loads += 1;
       return owner ?? undefined;
     });
@@ -23,52 +23,52 @@ function cacheOf() {
 }
 
 describe('the key owner cache', () => {
-  it('loads a key once while the stamp stays, and again once it changed', () => {
+  it('loads a key once while the stamp stays, and again once it changed', async () => {
     const { state, resolve } = cacheOf();
-    expect([resolve('a'), resolve('a'), resolve('a')]).toEqual(Array(3).fill('owner of a'));
+    expect([await resolve('a'), await resolve('a'), await resolve('a')]).toEqual(Array(3).fill('owner of a'));
     expect(state.loads).toBe(1);
     state.stamp = 's2';
-    expect(resolve('a', 'new owner')).toBe('new owner');
-    expect(resolve('a')).toBe('new owner');
+    expect(await resolve('a', 'new owner')).toBe('new owner');
+    expect(await resolve('a')).toBe('new owner');
     expect(state.loads).toBe(2);
   });
 
-  it('forgets every key when the stamp changes, not only the one asked for', () => {
+  it('forgets every key when the stamp changes, not only the one asked for', async () => {
     const { state, resolve } = cacheOf();
-    resolve('a');
-    resolve('b');
+    await resolve('a');
+    await resolve('b');
     state.stamp = 's2';
-    resolve('a');
-    resolve('b');
+    await resolve('a');
+    await resolve('b');
     expect(state.loads).toBe(4);
   });
 
-  it('keeps no unknown key: each lookup of one loads', () => {
+  it('keeps no unknown key: each lookup of one loads', async () => {
     const { state, resolve } = cacheOf();
-    expect(resolve('x', null)).toBeUndefined();
-    expect(resolve('x', null)).toBeUndefined();
+    expect(await resolve('x', null)).toBeUndefined();
+    expect(await resolve('x', null)).toBeUndefined();
     expect(state.loads).toBe(2);
   });
 
-  it('loads a key again after 10 s, even in a database nothing writes to', () => {
+  it('loads a key again after 10 s, even in a database nothing writes to', async () => {
     const { state, resolve } = cacheOf();
-    resolve('a');
+    await resolve('a');
     state.now = 9_999;
-    resolve('a');
+    await resolve('a');
     expect(state.loads).toBe(1);
     state.now = 10_000;
-    resolve('a');
+    await resolve('a');
     expect(state.loads).toBe(2);
   });
 
-  it('keeps at most 1,000 keys, dropping the oldest first', () => {
+  it('keeps at most 1,000 keys, dropping the oldest first', async () => {
     const { state, resolve } = cacheOf();
-    for (let i = 0; i <= 1_000; i += 1) resolve(`k${i}`);
+    for (let i = 0; i <= 1_000; i += 1) await resolve(`k${i}`);
     expect(state.loads).toBe(1_001);
-    resolve('k1000');
-    resolve('k1');
+    await resolve('k1000');
+    await resolve('k1');
     expect(state.loads).toBe(1_001);
-    resolve('k0');
+    await resolve('k0');
     expect(state.loads).toBe(1_002);
   });
 });

@@ -7,7 +7,8 @@ import { waitFor } from '../../../helpers/wait.js';
 // A commit of the server's own process reaches the feed's listeners at once when it says so,
 // rather than at the feed's next check: here the checks are an hour apart.
 
-function world() {
+/** A database with a project, and a way to commit an event to it. */
+function database() {
   const db = openDatabase(':memory:');
   db.exec(`INSERT INTO organizations (id, name, creation_time) VALUES ('o', 'o', 't');
            INSERT INTO projects (id, org_id, name) VALUES ('p', 'o', 'p')`);
@@ -15,13 +16,21 @@ function world() {
     `INSERT INTO events (id, org_id, project_id, creation_time, event_time, connector, name, data)
      VALUES (?, 'o', 'p', 't', 't', 'custom', 'push', '{}')`,
   );
-  const feed = createPollingChangeFeed(createStore(db), { intervalMs: 3_600_000 });
+  return { store: createStore(db), insertEvent };
+}
+
+async function world() {
+  const { store, insertEvent } = database();
+  const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000 });
   const batches: (readonly Change[])[] = [];
   const unsubscribe = feed.subscribe(
-    (changes) => batches.push(changes),
+    async (changes) => {
+      batches.push(changes);
+    },
     (error) => {
       throw error;
     },
+    await feed.latest(),
   );
   const eventsSeen = () => batches.map((changes) => changes.map((change) => change.id));
   return { feed, insertEvent, eventsSeen, unsubscribe };
@@ -29,7 +38,7 @@ function world() {
 
 describe('change feed', () => {
   it('reads at once what this process says it committed, in one batch per turn of the event loop', async () => {
-    const { feed, insertEvent, eventsSeen, unsubscribe } = world();
+    const { feed, insertEvent, eventsSeen, unsubscribe } = await world();
     insertEvent.run('e1');
     feed.committed();
     insertEvent.run('e2');
@@ -49,6 +58,46 @@ describe('change feed', () => {
         10_000,
       ),
     ).toEqual([['e1', 'e2'], ['e3']]);
+    unsubscribe();
+  });
+
+  it('starts after the change its subscriber knew of, and hands its listener one batch at a time', async () => {
+    const { store, insertEvent } = database();
+    const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000, batch: 1 });
+    const known = await feed.latest();
+    // Committed after the subscriber read the log, before it subscribed: delivered all the same.
+    insertEvent.run('e1');
+    insertEvent.run('e2');
+    const seen: string[] = [];
+    let busy = false;
+    let overlapped = false;
+    const unsubscribe = feed.subscribe(
+      async (changes) => {
+        overlapped ||= busy;
+        busy = true;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen.push(...changes.map((change) => change.id));
+        busy = false;
+      },
+      (error) => {
+        throw error;
+      },
+      known,
+    );
+    feed.committed();
+    // Asked for while the listener is busy with the first batch.
+    setImmediate(() => {
+      insertEvent.run('e3');
+      feed.committed();
+    });
+    expect(
+      await waitFor(
+        async () => [...seen],
+        (ids) => ids.length >= 3,
+        10_000,
+      ),
+    ).toEqual(['e1', 'e2', 'e3']);
+    expect(overlapped).toBe(false);
     unsubscribe();
   });
 });
