@@ -34,6 +34,7 @@ export const SERVER_RULES = {
   // Packages that only some layers (or files directly under src/) may import.
   packages: {
     'better-sqlite3': ['store'],
+    kysely: ['store'],
     express: ['http', 'app.ts'],
     'express-openapi-validator': ['http'],
   },

@@ -1,11 +1,11 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type Account = Schemas['Account'];
 
-interface AccountRow extends Record<string, unknown> {
+interface AccountRow {
   id: string;
   org_id: string;
   creation_time: string;
@@ -42,49 +42,59 @@ export interface NewAccount {
   name?: string | undefined;
 }
 
-export function createAccountStore(db: Db) {
-  const byId = db.prepare<[string, string], AccountRow>('SELECT * FROM accounts WHERE org_id = ? AND id = ?');
-  const byEmail = db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email_address = ?');
-  const insert = db.prepare(
-    `INSERT INTO accounts (id, org_id, creation_time, email_address, role, name)
-     VALUES (@id, @org_id, @creation_time, @email_address, @role, @name)`,
-  );
-  const setDisabled = db.prepare<{ org_id: string; id: string; disabled: number }>(
-    'UPDATE accounts SET disabled = @disabled WHERE org_id = @org_id AND id = @id AND disabled != @disabled',
-  );
-  const touchLogin = db.prepare(
-    `UPDATE accounts SET last_login_time = @time
-     WHERE id = @id AND (last_login_time IS NULL OR last_login_time < @stale_before)`,
-  );
+export function createAccountStore(q: QueryBuilder, x: Executor) {
+  // The generated types say string where the row holds a role or a date format: narrowed here.
+  const accounts = q.selectFrom('accounts').selectAll().$castTo<AccountRow>();
   return {
-    get(orgId: string, id: string): Account | undefined {
-      const row = byId.get(orgId, id);
+    async get(orgId: string, id: string): Promise<Account | undefined> {
+      const row = await x.first(accounts.where('org_id', '=', orgId).where('id', '=', id));
       return row && toAccount(row);
     },
-    getByEmail(email: string): Account | undefined {
-      const row = byEmail.get(email);
+    async getByEmail(email: string): Promise<Account | undefined> {
+      const row = await x.first(accounts.where('email_address', '=', email));
       return row && toAccount(row);
     },
-    insert(account: NewAccount): void {
-      insert.run({ ...account, name: account.name ?? null });
+    async insert(account: NewAccount): Promise<void> {
+      await x.run(
+        q.insertInto('accounts').values({
+          id: account.id,
+          org_id: account.org_id,
+          creation_time: account.creation_time,
+          email_address: account.email_address,
+          role: account.role,
+          name: account.name ?? null,
+        }),
+      );
     },
     /** Disables or enables account `id` of the organization; no write when it already is. */
-    setDisabled(orgId: string, id: string, disabled: boolean): void {
-      setDisabled.run({ org_id: orgId, id, disabled: disabled ? 1 : 0 });
+    async setDisabled(orgId: string, id: string, disabled: boolean): Promise<void> {
+      const value = disabled ? 1 : 0;
+      await x.run(
+        q
+          .updateTable('accounts')
+          .set({ disabled: value })
+          .where('org_id', '=', orgId)
+          .where('id', '=', id)
+          .where('disabled', '!=', value),
+      );
     },
-    list(orgId: string, request: PageRequest): Page<Account> {
-      return paginate(db, {
-        table: 'accounts',
-        where: ['org_id = ?'],
-        params: [orgId],
+    list(orgId: string, request: PageRequest): Promise<Page<Account>> {
+      return paginate<AccountRow, Account>(x, {
+        from: q.selectFrom('accounts').where('org_id', '=', orgId),
         sorts: { id: 'id', email_address: 'email_address' },
         request,
         toElement: toAccount,
       });
     },
     /** Records a login at `time` unless one was recorded after `staleBefore`. */
-    touchLogin(id: string, time: string, staleBefore: string): void {
-      touchLogin.run({ id, time, stale_before: staleBefore });
+    async touchLogin(id: string, time: string, staleBefore: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('accounts')
+          .set({ last_login_time: time })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_login_time', 'is', null), eb('last_login_time', '<', staleBefore)])),
+      );
     },
   };
 }

@@ -1,11 +1,12 @@
 import type { Schemas } from '@pipewright/types';
+import { sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type ApiKey = Schemas['ApiKey'];
 
-export interface ApiKeyRow extends Record<string, unknown> {
+export interface ApiKeyRow {
   id: string;
   org_id: string;
   account_id: string;
@@ -46,30 +47,37 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-export function createApiKeyStore(db: Db) {
-  // The organization is the account's (migration 016), copied so that keys list by organization.
-  const insert = db.prepare(
-    `INSERT INTO api_keys (id, org_id, account_id, secret_hash, name, creation_time)
-     VALUES (@id, (SELECT org_id FROM accounts WHERE id = @account_id), @account_id, @secret_hash, @name,
-             @creation_time)`,
-  );
-  const owner = db.prepare<[string], ApiKeyRow & Omit<KeyOwner, 'key'>>(
-    `SELECT k.*, a.role, a.last_login_time,
-            a.disabled AS account_disabled, o.disabled AS org_disabled
-     FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN organizations o ON o.id = a.org_id
-     WHERE k.id = ?`,
-  );
-  const byId = db.prepare<[string, string], ApiKeyRow>('SELECT * FROM api_keys WHERE org_id = ? AND id = ?');
-  const revoke = db.prepare<{ id: string; time: string | null }>(
-    `UPDATE api_keys SET revoked = 1, revocation_time = coalesce(@time, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-     WHERE id = @id AND revoked = 0`,
-  );
+export function createApiKeyStore(q: QueryBuilder, x: Executor) {
   return {
-    insert(key: NewApiKeyRow): void {
-      insert.run({ ...key, name: key.name ?? null });
+    async insert(key: NewApiKeyRow): Promise<void> {
+      // The organization is the account's (migration 016), copied so that keys list by organization.
+      await x.run(
+        q.insertInto('api_keys').values((eb) => ({
+          id: key.id,
+          org_id: eb.selectFrom('accounts').select('org_id').where('id', '=', key.account_id),
+          account_id: key.account_id,
+          secret_hash: key.secret_hash,
+          name: key.name ?? null,
+          creation_time: key.creation_time,
+        })),
+      );
     },
-    findOwner(id: string): KeyOwner | undefined {
-      const row = owner.get(id);
+    async findOwner(id: string): Promise<KeyOwner | undefined> {
+      const row = await x.first(
+        q
+          .selectFrom('api_keys as k')
+          .innerJoin('accounts as a', 'a.id', 'k.account_id')
+          .innerJoin('organizations as o', 'o.id', 'a.org_id')
+          .selectAll('k')
+          .select([
+            'a.role',
+            'a.last_login_time',
+            'a.disabled as account_disabled',
+            'o.disabled as org_disabled',
+          ])
+          .where('k.id', '=', id)
+          .$castTo<ApiKeyRow & Omit<KeyOwner, 'key'>>(),
+      );
       if (!row) return undefined;
       const { role, last_login_time, account_disabled, org_disabled, ...key } = row;
       return {
@@ -82,24 +90,44 @@ export function createApiKeyStore(db: Db) {
         org_disabled,
       };
     },
-    get(orgId: string, id: string): ApiKey | undefined {
-      const row = byId.get(orgId, id);
+    async get(orgId: string, id: string): Promise<ApiKey | undefined> {
+      const row = await x.first(
+        q
+          .selectFrom('api_keys')
+          .selectAll()
+          .where('org_id', '=', orgId)
+          .where('id', '=', id)
+          .$castTo<ApiKeyRow>(),
+      );
       return row && toApiKey(row);
     },
     /** The keys of an organization, or of one of its accounts. */
-    list(orgId: string, accountId: string | undefined, request: PageRequest): Page<ApiKey> {
-      return paginate(db, {
-        table: 'api_keys',
-        where: accountId === undefined ? ['org_id = ?'] : ['org_id = ?', 'account_id = ?'],
-        params: accountId === undefined ? [orgId] : [orgId, accountId],
+    list(orgId: string, accountId: string | undefined, request: PageRequest): Promise<Page<ApiKey>> {
+      let from = q.selectFrom('api_keys').where('org_id', '=', orgId);
+      if (accountId !== undefined) from = from.where('account_id', '=', accountId);
+      return paginate<ApiKeyRow, ApiKey>(x, {
+        from,
         sorts: { id: 'id' },
         request,
         toElement: toApiKey,
       });
     },
     /** Revokes key `id` at `time` (now by default); a revoked key keeps the time of its first revocation. */
-    revoke(id: string, time?: string): void {
-      revoke.run({ id, time: time ?? null });
+    async revoke(id: string, time?: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('api_keys')
+          .set((eb) => ({
+            revoked: 1,
+            revocation_time: eb.fn.coalesce(
+              eb.val(time ?? null),
+              // SQLite: strftime, the current time in the format of the other times.
+              sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+            ),
+          }))
+          .where('id', '=', id)
+          .where('revoked', '=', 0),
+      );
     },
   };
 }

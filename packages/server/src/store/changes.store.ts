@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 /** What a row of the change log says changed (migration 013). */
 export type ChangeKind = 'pipeline' | 'task' | 'event' | 'output' | 'project' | 'access';
@@ -13,40 +13,49 @@ export interface Change {
 }
 
 /** The change log that triggers fill (migration 013), read in order and trimmed from its oldest end. */
-export function createChangeStore(db: Db) {
-  const after = db.prepare<{ after: number; limit: number }, Change>(
-    'SELECT seq, project_id, kind, id FROM changes WHERE seq > @after ORDER BY seq LIMIT @limit',
-  );
-  const latest = db.prepare<[], number | null>('SELECT max(seq) FROM changes').pluck();
-  const oldest = db.prepare<[], number | null>('SELECT min(seq) FROM changes').pluck();
-  const deleteBelow = db.prepare<{ below: number; limit: number }>(
-    `DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq < @below ORDER BY seq LIMIT @limit)`,
-  );
+export function createChangeStore(q: QueryBuilder, x: Executor) {
+  const changes = q.selectFrom('changes');
+  const latest = async () => (await x.first(changes.select((eb) => eb.fn.max('seq').as('seq'))))?.seq ?? null;
+  const oldest = async () => (await x.first(changes.select((eb) => eb.fn.min('seq').as('seq'))))?.seq ?? null;
 
   /** The oldest number kept when the latest `keep` changes are: never the newest, so that no number is given twice. */
-  const keptFrom = (keep: number) => (latest.get() ?? 0) - Math.max(1, keep) + 1;
+  const keptFrom = async (keep: number) => ((await latest()) ?? 0) - Math.max(1, keep) + 1;
 
   return {
     /** Changes committed after `seq`, oldest first, at most `limit`. */
-    after(seq: number, limit: number): Change[] {
-      return after.all({ after: seq, limit });
+    async after(seq: number, limit: number): Promise<Change[]> {
+      return (await x.all(
+        changes
+          .select(['seq', 'project_id', 'kind', 'id'])
+          .where('seq', '>', seq)
+          .orderBy('seq')
+          .limit(limit),
+      )) as Change[];
     },
     /** The number of the latest change committed; 0 before the first. */
-    latest(): number {
-      return latest.get() ?? 0;
+    async latest(): Promise<number> {
+      return (await latest()) ?? 0;
     },
     /** The number of the oldest change kept, undefined before the first. */
-    oldest(): number | undefined {
-      return oldest.get() ?? undefined;
+    async oldest(): Promise<number | undefined> {
+      return (await oldest()) ?? undefined;
     },
     /** How many changes are kept beyond the latest `keep`. */
-    beyond(keep: number): number {
-      const first = oldest.get();
-      return first === null || first === undefined ? 0 : Math.max(0, keptFrom(keep) - first);
+    async beyond(keep: number): Promise<number> {
+      const first = await oldest();
+      return first === null ? 0 : Math.max(0, (await keptFrom(keep)) - first);
     },
     /** Deletes at most `limit` of the oldest changes beyond the latest `keep`; returns how many. */
-    deleteBeyond(keep: number, limit: number): number {
-      return deleteBelow.run({ below: keptFrom(keep), limit }).changes;
+    async deleteBeyond(keep: number, limit: number): Promise<number> {
+      const below = await keptFrom(keep);
+      const { changes: deleted } = await x.run(
+        q
+          .deleteFrom('changes')
+          .where('seq', 'in', (eb) =>
+            eb.selectFrom('changes').select('seq').where('seq', '<', below).orderBy('seq').limit(limit),
+          ),
+      );
+      return deleted;
     },
   };
 }

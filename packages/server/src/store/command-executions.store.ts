@@ -1,21 +1,13 @@
 import type { Schemas } from '@pipewright/types';
+import type { Selectable } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Db } from './db.js';
+import type { CommandExecutions } from './generated/database.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type CommandExecution = Schemas['CommandExecution'];
 
-interface CommandExecutionRow extends Record<string, unknown> {
-  id: string;
-  org_id: string;
-  project_id: string;
-  executor_id: string | null;
-  execution_time: string;
-  command_id: string;
-  parameters: string;
-  event_id: string;
-  pipeline_ids: string;
-}
+type CommandExecutionRow = Selectable<CommandExecutions>;
 
 function toCommandExecution(row: CommandExecutionRow): CommandExecution {
   const { executor_id, parameters, pipeline_ids, ...rest } = row;
@@ -27,40 +19,42 @@ function toCommandExecution(row: CommandExecutionRow): CommandExecution {
   };
 }
 
-export function createCommandExecutionStore(db: Db) {
-  const insert = db.prepare(
-    `INSERT INTO command_executions (id, org_id, project_id, executor_id, execution_time, command_id,
-                                     parameters, event_id, pipeline_ids)
-     VALUES (@id, @org_id, @project_id, @executor_id, @execution_time, @command_id,
-             @parameters, @event_id, @pipeline_ids)`,
-  );
-  const byId = db.prepare<[string, string], CommandExecutionRow>(
-    'SELECT * FROM command_executions WHERE project_id = ? AND id = ?',
-  );
+export function createCommandExecutionStore(q: QueryBuilder, x: Executor) {
   return {
-    insert(execution: CommandExecution): void {
-      insert.run({
-        executor_id: null,
-        ...execution,
-        parameters: JSON.stringify(execution.parameters),
-        pipeline_ids: JSON.stringify(execution.pipeline_ids),
-      });
+    async insert(execution: CommandExecution): Promise<void> {
+      await x.run(
+        q.insertInto('command_executions').values({
+          id: execution.id,
+          org_id: execution.org_id,
+          project_id: execution.project_id,
+          executor_id: execution.executor_id ?? null,
+          execution_time: execution.execution_time,
+          command_id: execution.command_id,
+          parameters: JSON.stringify(execution.parameters),
+          event_id: execution.event_id,
+          pipeline_ids: JSON.stringify(execution.pipeline_ids),
+        }),
+      );
     },
-    get(projectId: string, id: string): CommandExecution | undefined {
-      const row = byId.get(projectId, id);
+    async get(projectId: string, id: string): Promise<CommandExecution | undefined> {
+      const row = await x.first(
+        q
+          .selectFrom('command_executions')
+          .selectAll()
+          .where('project_id', '=', projectId)
+          .where('id', '=', id),
+      );
       return row && toCommandExecution(row);
     },
-    list(projectId: string, commandId: string | undefined, request: PageRequest): Page<CommandExecution> {
-      const where = ['project_id = ?'];
-      const params: unknown[] = [projectId];
-      if (commandId !== undefined) {
-        where.push('command_id = ?');
-        params.push(commandId);
-      }
-      return paginate(db, {
-        table: 'command_executions',
-        where,
-        params,
+    list(
+      projectId: string,
+      commandId: string | undefined,
+      request: PageRequest,
+    ): Promise<Page<CommandExecution>> {
+      let from = q.selectFrom('command_executions').where('project_id', '=', projectId);
+      if (commandId !== undefined) from = from.where('command_id', '=', commandId);
+      return paginate<CommandExecutionRow, CommandExecution>(x, {
+        from,
         sorts: { id: 'id', execution_time: 'execution_time' },
         request,
         toElement: toCommandExecution,

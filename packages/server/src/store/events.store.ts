@@ -1,23 +1,13 @@
 import type { Schemas } from '@pipewright/types';
+import type { Selectable } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Db } from './db.js';
+import type { Events } from './generated/database.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type Event = Schemas['Event'];
 
-interface EventRow extends Record<string, unknown> {
-  id: string;
-  org_id: string;
-  project_id: string;
-  trigger_id: string | null;
-  command_id: string | null;
-  creation_time: string;
-  event_time: string;
-  connector: string;
-  name: string;
-  data: string;
-  original_event_id: string | null;
-}
+type EventRow = Selectable<Events>;
 
 function toEvent(row: EventRow): Event {
   const { trigger_id, command_id, data, ...rest } = row;
@@ -36,46 +26,47 @@ export interface EventFilters {
   pipeline_id?: string | undefined;
 }
 
-export function createEventStore(db: Db) {
-  const insert = db.prepare(
-    `INSERT INTO events (id, org_id, project_id, trigger_id, command_id, creation_time, event_time,
-                         connector, name, data, original_event_id)
-     VALUES (@id, @org_id, @project_id, @trigger_id, @command_id, @creation_time, @event_time,
-             @connector, @name, @data, @original_event_id)`,
-  );
-  const byId = db.prepare<[string, string], EventRow>('SELECT * FROM events WHERE project_id = ? AND id = ?');
+export function createEventStore(q: QueryBuilder, x: Executor) {
   return {
-    insert(event: Event): void {
-      insert.run({
-        trigger_id: null,
-        command_id: null,
-        ...event,
-        data: JSON.stringify(event.data),
-      });
+    async insert(event: Event): Promise<void> {
+      await x.run(
+        q.insertInto('events').values({
+          id: event.id,
+          org_id: event.org_id,
+          project_id: event.project_id,
+          trigger_id: event.trigger_id ?? null,
+          command_id: event.command_id ?? null,
+          creation_time: event.creation_time,
+          event_time: event.event_time,
+          connector: event.connector,
+          name: event.name,
+          data: JSON.stringify(event.data),
+          original_event_id: event.original_event_id,
+        }),
+      );
     },
-    get(projectId: string, id: string): Event | undefined {
-      const row = byId.get(projectId, id);
+    async get(projectId: string, id: string): Promise<Event | undefined> {
+      const row = await x.first(
+        q.selectFrom('events').selectAll().where('project_id', '=', projectId).where('id', '=', id),
+      );
       return row && toEvent(row);
     },
-    list(projectId: string, filters: EventFilters, request: PageRequest): Page<Event> {
-      const where = ['project_id = ?'];
-      const params: unknown[] = [projectId];
-      if (filters.connector !== undefined) {
-        where.push('connector = ?');
-        params.push(filters.connector);
+    list(projectId: string, filters: EventFilters, request: PageRequest): Promise<Page<Event>> {
+      let from = q.selectFrom('events').where('project_id', '=', projectId);
+      if (filters.connector !== undefined) from = from.where('connector', '=', filters.connector);
+      if (filters.name !== undefined) from = from.where('name', '=', filters.name);
+      const pipelineId = filters.pipeline_id;
+      if (pipelineId !== undefined) {
+        from = from.where('id', '=', (eb) =>
+          eb
+            .selectFrom('pipelines')
+            .select('pipelines.event_id')
+            .where('pipelines.id', '=', pipelineId)
+            .whereRef('pipelines.project_id', '=', 'events.project_id'),
+        );
       }
-      if (filters.name !== undefined) {
-        where.push('name = ?');
-        params.push(filters.name);
-      }
-      if (filters.pipeline_id !== undefined) {
-        where.push('id = (SELECT event_id FROM pipelines WHERE id = ? AND project_id = events.project_id)');
-        params.push(filters.pipeline_id);
-      }
-      return paginate(db, {
-        table: 'events',
-        where,
-        params,
+      return paginate<EventRow, Event>(x, {
+        from,
         sorts: { id: 'id', event_time: 'event_time' },
         request,
         toElement: toEvent,

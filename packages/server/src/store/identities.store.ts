@@ -1,7 +1,7 @@
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { IdentityField, IdentityKind } from '../domain/secrets/identities.js';
-import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 /** An identity as stored: its values sealed. */
 export interface IdentityRecord {
@@ -29,76 +29,90 @@ function toRow(record: IdentityRecord): IdentityRow {
 }
 
 /** The identities of projects, and the fingerprint of the key that sealed them. */
-export function createIdentityStore(db: Db) {
-  const byId = db.prepare<[string, string], IdentityRow>(
-    'SELECT * FROM identities WHERE project_id = ? AND id = ?',
-  );
-  const byName = db.prepare<[string, string], IdentityRow>(
-    'SELECT * FROM identities WHERE project_id = ? AND name = ?',
-  );
-  const byPrefix = db.prepare<[string, string], IdentityRow>(
-    'SELECT * FROM identities WHERE project_id = ? AND variable_prefix = ?',
-  );
-  const insert = db.prepare<IdentityRow>(
-    `INSERT INTO identities (id, org_id, project_id, name, variable_prefix, kind, description, fields,
-       sealed_values, creation_time, update_time)
-     VALUES (@id, @org_id, @project_id, @name, @variable_prefix, @kind, @description, @fields,
-       @sealed_values, @creation_time, @update_time)`,
-  );
-  const replace = db.prepare<IdentityRow>(
-    `UPDATE identities SET name = @name, variable_prefix = @variable_prefix, kind = @kind,
-       description = @description, fields = @fields, sealed_values = @sealed_values,
-       update_time = @update_time
-     WHERE project_id = @project_id AND id = @id`,
-  );
-  const remove = db.prepare<[string, string]>('DELETE FROM identities WHERE project_id = ? AND id = ?');
-  const keyFingerprint = db.prepare<[], { fingerprint: string }>(
-    'SELECT fingerprint FROM identity_key WHERE id = 1',
-  );
-  const recordFingerprint = db.prepare<[string]>(
-    'INSERT INTO identity_key (id, fingerprint) VALUES (1, ?) ON CONFLICT (id) DO NOTHING',
-  );
+export function createIdentityStore(q: QueryBuilder, x: Executor) {
+  // The generated types say string where the row holds an identity's kind: narrowed here.
+  const identities = q.selectFrom('identities').selectAll().$castTo<IdentityRow>();
   return {
-    get(projectId: string, id: string): IdentityRecord | undefined {
-      const row = byId.get(projectId, id);
+    async get(projectId: string, id: string): Promise<IdentityRecord | undefined> {
+      const row = await x.first(identities.where('project_id', '=', projectId).where('id', '=', id));
       return row && toRecord(row);
     },
-    getByName(projectId: string, name: string): IdentityRecord | undefined {
-      const row = byName.get(projectId, name);
+    async getByName(projectId: string, name: string): Promise<IdentityRecord | undefined> {
+      const row = await x.first(identities.where('project_id', '=', projectId).where('name', '=', name));
       return row && toRecord(row);
     },
     /** The identity of the project whose variables start with `prefix`, if any. */
-    getByVariablePrefix(projectId: string, prefix: string): IdentityRecord | undefined {
-      const row = byPrefix.get(projectId, prefix);
+    async getByVariablePrefix(projectId: string, prefix: string): Promise<IdentityRecord | undefined> {
+      const row = await x.first(
+        identities.where('project_id', '=', projectId).where('variable_prefix', '=', prefix),
+      );
       return row && toRecord(row);
     },
-    list(projectId: string, request: PageRequest): Page<IdentityRecord> {
-      return paginate<IdentityRow, IdentityRecord>(db, {
-        table: 'identities',
-        where: ['project_id = ?'],
-        params: [projectId],
+    list(projectId: string, request: PageRequest): Promise<Page<IdentityRecord>> {
+      return paginate<IdentityRow, IdentityRecord>(x, {
+        from: q.selectFrom('identities').where('project_id', '=', projectId),
         sorts: { id: 'id', name: 'name' },
         request,
         toElement: toRecord,
       });
     },
-    insert(record: IdentityRecord): void {
-      insert.run(toRow(record));
+    async insert(record: IdentityRecord): Promise<void> {
+      const row = toRow(record);
+      await x.run(
+        q.insertInto('identities').values({
+          id: row.id,
+          org_id: row.org_id,
+          project_id: row.project_id,
+          name: row.name,
+          variable_prefix: row.variable_prefix,
+          kind: row.kind,
+          description: row.description,
+          fields: row.fields,
+          sealed_values: row.sealed_values,
+          creation_time: row.creation_time,
+          update_time: row.update_time,
+        }),
+      );
     },
     /** Replaces all but the id, the project and the creation time; false if there is no such identity. */
-    replace(record: IdentityRecord): boolean {
-      return replace.run(toRow(record)).changes > 0;
+    async replace(record: IdentityRecord): Promise<boolean> {
+      const row = toRow(record);
+      const { changes } = await x.run(
+        q
+          .updateTable('identities')
+          .set({
+            name: row.name,
+            variable_prefix: row.variable_prefix,
+            kind: row.kind,
+            description: row.description,
+            fields: row.fields,
+            sealed_values: row.sealed_values,
+            update_time: row.update_time,
+          })
+          .where('project_id', '=', row.project_id)
+          .where('id', '=', row.id),
+      );
+      return changes > 0;
     },
-    delete(projectId: string, id: string): boolean {
-      return remove.run(projectId, id).changes > 0;
+    async delete(projectId: string, id: string): Promise<boolean> {
+      const { changes } = await x.run(
+        q.deleteFrom('identities').where('project_id', '=', projectId).where('id', '=', id),
+      );
+      return changes > 0;
     },
     /** The fingerprint of the key the identities are sealed under; undefined before any key was adopted. */
-    keyFingerprint(): string | undefined {
-      return keyFingerprint.get()?.fingerprint;
+    async keyFingerprint(): Promise<string | undefined> {
+      const row = await x.first(q.selectFrom('identity_key').select('fingerprint').where('id', '=', 1));
+      return row?.fingerprint;
     },
     /** Records the fingerprint of the key, unless one is recorded already. */
-    recordKeyFingerprint(fingerprint: string): void {
-      recordFingerprint.run(fingerprint);
+    async recordKeyFingerprint(fingerprint: string): Promise<void> {
+      await x.run(
+        q
+          .insertInto('identity_key')
+          .values({ id: 1, fingerprint })
+          .onConflict((oc) => oc.column('id').doNothing()),
+      );
     },
   };
 }

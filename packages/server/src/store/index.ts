@@ -14,6 +14,7 @@ import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
+import { sqliteExecutor, sqliteQueries } from './sql.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createStepOutputStore } from './step-output.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
@@ -44,29 +45,34 @@ export type { TaskFilters } from './tasks.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
 export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
 
-/** Every table's store over one connection, as better-sqlite3 runs them: at once, on this thread. */
+/**
+ * Every table's store over one connection. Those whose queries Kysely builds run them through
+ * the connection's executor; the others still run better-sqlite3's statements themselves.
+ * Either way a query runs at once, on this thread.
+ */
 function createTables(db: Db) {
+  const x = sqliteExecutor(db);
   return {
-    organizations: createOrganizationStore(db),
-    accounts: createAccountStore(db),
-    apiKeys: createApiKeyStore(db),
-    projects: createProjectStore(db),
-    resources: createResourceStore(db),
-    triggers: createTriggerStore(db),
-    triggerSchedules: createTriggerScheduleStore(db),
-    webhooks: createWebhookStore(db),
-    events: createEventStore(db),
-    commandExecutions: createCommandExecutionStore(db),
-    pipelines: createPipelineStore(db),
-    tasks: createTaskStore(db),
+    organizations: createOrganizationStore(sqliteQueries, x),
+    accounts: createAccountStore(sqliteQueries, x),
+    apiKeys: createApiKeyStore(sqliteQueries, x),
+    projects: createProjectStore(sqliteQueries, x),
+    resources: createResourceStore(db, sqliteQueries, x),
+    triggers: createTriggerStore(sqliteQueries, x),
+    triggerSchedules: createTriggerScheduleStore(sqliteQueries, x),
+    webhooks: createWebhookStore(sqliteQueries, x),
+    events: createEventStore(sqliteQueries, x),
+    commandExecutions: createCommandExecutionStore(sqliteQueries, x),
+    pipelines: createPipelineStore(db, sqliteQueries, x),
+    tasks: createTaskStore(db, sqliteQueries, x),
     stepExecutions: createStepExecutionStore(db),
-    taskKeys: createTaskKeyStore(db),
-    scratchpads: createScratchpadStore(db),
-    identities: createIdentityStore(db),
+    taskKeys: createTaskKeyStore(sqliteQueries, x),
+    scratchpads: createScratchpadStore(sqliteQueries, x),
+    identities: createIdentityStore(sqliteQueries, x),
     retention: createRetentionStore(db),
-    changes: createChangeStore(db),
-    stepOutput: createStepOutputStore(db),
-    notificationDeliveries: createNotificationDeliveryStore(db),
+    changes: createChangeStore(sqliteQueries, x),
+    stepOutput: createStepOutputStore(sqliteQueries, x),
+    notificationDeliveries: createNotificationDeliveryStore(db, sqliteQueries, x),
   };
 }
 
@@ -74,7 +80,7 @@ type SyncTables = ReturnType<typeof createTables>;
 
 /** A table's store as callers see it: each method answers with a promise, as a database server's would. */
 type Answering<S> = {
-  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
 /** Every table's store, as callers see them: outside a transaction, or inside one. */

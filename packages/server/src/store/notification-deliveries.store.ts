@@ -2,6 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type NotificationDelivery = Schemas['NotificationDelivery'];
 type NotificationAttempt = Schemas['NotificationAttempt'];
@@ -82,7 +83,7 @@ function toAttempt(row: AttemptRow): NotificationAttempt {
   };
 }
 
-export function createNotificationDeliveryStore(db: Db) {
+export function createNotificationDeliveryStore(db: Db, q: QueryBuilder, x: Executor) {
   const insert = db.prepare(
     `INSERT INTO notification_deliveries (id, project_id, pipeline_id, pipeline_status, channel, target,
                                           payload, status, creation_time, next_attempt_time)
@@ -202,21 +203,12 @@ export function createNotificationDeliveryStore(db: Db) {
       projectId: string,
       filters: NotificationDeliveryFilters,
       request: PageRequest,
-    ): Page<NotificationDelivery> {
-      const where = ['project_id = ?'];
-      const params: unknown[] = [projectId];
-      if (filters.pipelineId !== undefined) {
-        where.push('pipeline_id = ?');
-        params.push(filters.pipelineId);
-      }
-      if (filters.status !== undefined) {
-        where.push('status = ?');
-        params.push(filters.status);
-      }
-      return paginate(db, {
-        table: 'notification_deliveries',
-        where,
-        params,
+    ): Promise<Page<NotificationDelivery>> {
+      let from = q.selectFrom('notification_deliveries').where('project_id', '=', projectId);
+      if (filters.pipelineId !== undefined) from = from.where('pipeline_id', '=', filters.pipelineId);
+      if (filters.status !== undefined) from = from.where('status', '=', filters.status);
+      return paginate(x, {
+        from,
         sorts: { id: 'id' },
         request,
         toElement: toDelivery,

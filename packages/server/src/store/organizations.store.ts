@@ -1,5 +1,5 @@
 import type { Schemas } from '@pipewright/types';
-import type { Db } from './db.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type Organization = Schemas['Organization'];
 
@@ -27,30 +27,27 @@ function toOrganization(row: OrganizationRow): Organization {
   };
 }
 
-export function createOrganizationStore(db: Db) {
-  const byId = db.prepare<[string], OrganizationRow>('SELECT * FROM organizations WHERE id = ?');
-  const byName = db.prepare<[string], OrganizationRow>('SELECT * FROM organizations WHERE name = ?');
-  const insert = db.prepare(
-    `INSERT INTO organizations (id, name, creation_time, contact_email_address)
-     VALUES (@id, @name, @creation_time, @contact_email_address)`,
-  );
-  const count = db.prepare<[], { n: number }>(
-    'SELECT count(*) AS n FROM (SELECT 1 FROM organizations LIMIT 1)',
-  );
+export function createOrganizationStore(q: QueryBuilder, x: Executor) {
+  const organizations = q.selectFrom('organizations').selectAll();
   return {
-    get(id: string): Organization | undefined {
-      const row = byId.get(id);
+    async get(id: string): Promise<Organization | undefined> {
+      const row = await x.first(organizations.where('id', '=', id));
       return row && toOrganization(row);
     },
-    getByName(name: string): Organization | undefined {
-      const row = byName.get(name);
+    async getByName(name: string): Promise<Organization | undefined> {
+      const row = await x.first(organizations.where('name', '=', name));
       return row && toOrganization(row);
     },
-    insert(org: { id: string; name: string; creation_time: string; contact_email_address: string }): void {
-      insert.run(org);
+    async insert(org: {
+      id: string;
+      name: string;
+      creation_time: string;
+      contact_email_address: string;
+    }): Promise<void> {
+      await x.run(q.insertInto('organizations').values(org));
     },
-    isEmpty(): boolean {
-      return count.get()?.n === 0;
+    async isEmpty(): Promise<boolean> {
+      return (await x.first(q.selectFrom('organizations').select('id').limit(1))) === undefined;
     },
   };
 }

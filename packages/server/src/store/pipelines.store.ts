@@ -1,8 +1,11 @@
 import type { Schemas } from '@pipewright/types';
+import { sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
+import type { Pipelines } from './generated/database.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type Pipeline = Schemas['Pipeline'];
 
@@ -85,15 +88,15 @@ export interface PipelineFilters {
 // Each filter's condition; each is served by an index that starts with (project_id, column)
 // or, for the period, by pipelines_by_project_creation_time (migration 016; the plans are
 // checked by test/unit/store/pipeline-queries.test.ts).
-const FILTER_CONDITIONS: Record<keyof PipelineFilters, string> = {
-  status: 'status = ?',
-  eventId: 'event_id = ?',
-  name: 'name = ?',
-  triggerId: 'trigger_id = ?',
-  commandId: 'command_id = ?',
-  createdSince: 'creation_time >= ?',
-  createdBefore: 'creation_time < ?',
-};
+const FILTER_CONDITIONS = {
+  status: ['status', '='],
+  eventId: ['event_id', '='],
+  name: ['name', '='],
+  triggerId: ['trigger_id', '='],
+  commandId: ['command_id', '='],
+  createdSince: ['creation_time', '>='],
+  createdBefore: ['creation_time', '<'],
+} as const satisfies Record<keyof PipelineFilters, readonly [keyof Pipelines, '=' | '>=' | '<']>;
 
 /**
  * The index a list must read when it is filtered by name, trigger or command. Without table
@@ -109,7 +112,7 @@ function filterIndex(filters: PipelineFilters): string | undefined {
   return undefined;
 }
 
-export function createPipelineStore(db: Db) {
+export function createPipelineStore(db: Db, q: QueryBuilder, x: Executor) {
   const insert = db.prepare(
     `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
                             event_time, concurrent, creation_time, status, spec, environment, queued, pending_tasks)
@@ -188,19 +191,23 @@ export function createPipelineStore(db: Db) {
       const row = runContextById.get(id);
       return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
     },
-    list(projectId: string, filters: PipelineFilters, request: PageRequest): Page<Pipeline> {
-      const where = ['project_id = ?'];
-      const params: unknown[] = [projectId];
+    list(projectId: string, filters: PipelineFilters, request: PageRequest): Promise<Page<Pipeline>> {
+      const index = filterIndex(filters);
+      let from = (
+        index === undefined
+          ? q.selectFrom('pipelines')
+          : // SQLite: INDEXED BY (PostgreSQL's planner has the statistics to choose).
+            q.selectFrom(
+              sql<Pipelines>`pipelines`.as<'pipelines'>(sql`pipelines indexed by ${sql.id(index)}`),
+            )
+      ).where('project_id', '=', projectId);
       for (const [filter, value] of Object.entries(filters)) {
         if (value === undefined) continue;
-        where.push(FILTER_CONDITIONS[filter as keyof PipelineFilters]);
-        params.push(value);
+        const [column, operator] = FILTER_CONDITIONS[filter as keyof PipelineFilters];
+        from = from.where(column, operator, value);
       }
-      const index = filterIndex(filters);
-      return paginate(db, {
-        table: index === undefined ? 'pipelines' : `pipelines INDEXED BY ${index}`,
-        where,
-        params,
+      return paginate(x, {
+        from,
         sorts: { id: 'id', event_time: 'event_time', creation_time: 'creation_time' },
         request,
         toElement: toPipeline,

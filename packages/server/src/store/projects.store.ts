@@ -1,8 +1,8 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
-import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import { type Executor, isUniqueViolation, type QueryBuilder } from './sql.js';
 
 type Project = Schemas['Project'];
 
@@ -10,51 +10,47 @@ function duplicateName(name: string): DomainError {
   return new DomainError('duplicate_project_name', `a project named "${name}" already exists`, { name });
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
-export function createProjectStore(db: Db) {
-  const byId = db.prepare<[string, string], Project>('SELECT * FROM projects WHERE org_id = ? AND id = ?');
-  const byName = db.prepare<[string, string], Project>(
-    'SELECT * FROM projects WHERE org_id = ? AND name = ?',
-  );
-  const insert = db.prepare('INSERT INTO projects (id, org_id, name) VALUES (@id, @org_id, @name)');
-  const rename = db.prepare('UPDATE projects SET name = @name WHERE org_id = @org_id AND id = @id');
-  const remove = db.prepare('DELETE FROM projects WHERE org_id = ? AND id = ?');
+export function createProjectStore(q: QueryBuilder, x: Executor) {
+  const projects = q.selectFrom('projects');
   return {
-    get(orgId: string, id: string): Project | undefined {
-      return byId.get(orgId, id);
+    get(orgId: string, id: string): Promise<Project | undefined> {
+      return x.first(projects.selectAll().where('org_id', '=', orgId).where('id', '=', id));
     },
-    getByName(orgId: string, name: string): Project | undefined {
-      return byName.get(orgId, name);
+    getByName(orgId: string, name: string): Promise<Project | undefined> {
+      return x.first(projects.selectAll().where('org_id', '=', orgId).where('name', '=', name));
     },
-    insert(project: Project): void {
+    async insert(project: Project): Promise<void> {
       try {
-        insert.run(project);
+        await x.run(
+          q.insertInto('projects').values({ id: project.id, org_id: project.org_id, name: project.name }),
+        );
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicateName(project.name);
         throw error;
       }
     },
     /** Returns false when no such project exists in the organization. */
-    rename(orgId: string, id: string, name: string): boolean {
+    async rename(orgId: string, id: string, name: string): Promise<boolean> {
       try {
-        return rename.run({ org_id: orgId, id, name }).changes === 1;
+        const { changes } = await x.run(
+          q.updateTable('projects').set({ name }).where('org_id', '=', orgId).where('id', '=', id),
+        );
+        return changes === 1;
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicateName(name);
         throw error;
       }
     },
     /** Deletes the project and, through foreign keys, everything in it. */
-    delete(orgId: string, id: string): boolean {
-      return remove.run(orgId, id).changes === 1;
+    async delete(orgId: string, id: string): Promise<boolean> {
+      const { changes } = await x.run(
+        q.deleteFrom('projects').where('org_id', '=', orgId).where('id', '=', id),
+      );
+      return changes === 1;
     },
-    list(orgId: string, request: PageRequest): Page<Project> {
-      return paginate<Project & Record<string, unknown>, Project>(db, {
-        table: 'projects',
-        where: ['org_id = ?'],
-        params: [orgId],
+    list(orgId: string, request: PageRequest): Promise<Page<Project>> {
+      return paginate<Project, Project>(x, {
+        from: projects.where('org_id', '=', orgId),
         sorts: { id: 'id', name: 'name' },
         request,
         toElement: (row) => row,

@@ -1,8 +1,10 @@
 import type { Schemas } from '@pipewright/types';
+import { type SqlBool, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { InstalledResource } from '../domain/resources/diff.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import { type Executor, type QueryBuilder, sqliteQueries } from './sql.js';
 
 type Resource = Schemas['Resource'];
 type ResourceType = Resource['spec']['type'];
@@ -59,15 +61,55 @@ const newRow = (target: InstallationTarget, id: string, spec: Resource['spec']) 
 // deleted one not at all), until the mark is folded into it. Triggers are never marked, which
 // is why other stores may read them from the table itself. SQLite flattens this into each
 // query, which keeps its indexes (checked by test/unit/store/resource-queries.test.ts).
-export const VISIBLE_RESOURCES = `(
-  SELECT r.id, r.org_id, r.project_id, r.type, r.name, r.creation_time, r.disabled,
-         CASE WHEN r.staged = 'update' AND i.applied THEN i.time ELSE r.update_time END AS update_time,
-         CASE WHEN r.staged = 'update' AND i.applied THEN r.staged_spec ELSE r.spec END AS spec
-  FROM resources r LEFT JOIN resource_installations i ON i.id = r.installation
-  WHERE r.installation IS NULL
-     OR CASE r.staged WHEN 'create' THEN i.applied = 1 WHEN 'delete' THEN i.applied = 0 ELSE 1 END)`;
+function visibleResources(q: QueryBuilder) {
+  return q
+    .selectFrom('resources as r')
+    .leftJoin('resource_installations as i', 'i.id', 'r.installation')
+    .select((eb) => {
+      const appliedUpdate = eb.and([
+        eb('r.staged', '=', sql.lit('update')),
+        eb.ref('i.applied').$castTo<SqlBool>(),
+      ]);
+      return [
+        'r.id',
+        'r.org_id',
+        'r.project_id',
+        'r.type',
+        'r.name',
+        'r.creation_time',
+        'r.disabled',
+        eb
+          .case()
+          .when(appliedUpdate)
+          .then(eb.ref('i.time'))
+          .else(eb.ref('r.update_time'))
+          .end()
+          .as('update_time'),
+        eb.case().when(appliedUpdate).then(eb.ref('r.staged_spec')).else(eb.ref('r.spec')).end().as('spec'),
+      ];
+    })
+    .where((eb) =>
+      eb.or([
+        eb('r.installation', 'is', null),
+        eb
+          .case('r.staged')
+          .when(sql.lit('create'))
+          .then(eb('i.applied', '=', eb.lit(1)))
+          .when(sql.lit('delete'))
+          .then(eb('i.applied', '=', eb.lit(0)))
+          .else(eb.lit(1).$castTo<SqlBool>())
+          .end(),
+      ]),
+    );
+}
 
-export function createResourceStore(db: Db) {
+/**
+ * The same, as SQL text for the statements still prepared here; its values are literals, so
+ * that it takes no parameters.
+ */
+export const VISIBLE_RESOURCES = `(${visibleResources(sqliteQueries).compile().sql})`;
+
+export function createResourceStore(db: Db, q: QueryBuilder, x: Executor) {
   const byId = db.prepare<[string, string], ResourceRow>(
     `SELECT * FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND id = ?`,
   );
@@ -141,11 +183,11 @@ export function createResourceStore(db: Db) {
       const row = byTypeAndName.get(projectId, type, name);
       return row && toResource(row);
     },
-    list(projectId: string, type: ResourceType | undefined, request: PageRequest): Page<Resource> {
-      return paginate<ResourceRow, Resource>(db, {
-        table: `${VISIBLE_RESOURCES} AS resources`,
-        where: type === undefined ? ['project_id = ?'] : ['project_id = ?', 'type = ?'],
-        params: type === undefined ? [projectId] : [projectId, type],
+    list(projectId: string, type: ResourceType | undefined, request: PageRequest): Promise<Page<Resource>> {
+      let from = q.selectFrom(visibleResources(q).as('resources')).where('project_id', '=', projectId);
+      if (type !== undefined) from = from.where('type', '=', type);
+      return paginate<ResourceRow, Resource>(x, {
+        from,
         sorts: { id: 'id', name: 'name' },
         request,
         toElement: toResource,

@@ -1,49 +1,61 @@
-import type { Db } from './db.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
-export function createScratchpadStore(db: Db) {
-  const all = db.prepare<[string], { key: string; value: string }>(
-    'SELECT key, value FROM scratchpad_entries WHERE pipeline_id = ? ORDER BY key',
-  );
-  const one = db.prepare<[string, string], { value: string }>(
-    'SELECT value FROM scratchpad_entries WHERE pipeline_id = ? AND key = ?',
-  );
-  const count = db.prepare<[string], { n: number }>(
-    'SELECT count(*) AS n FROM scratchpad_entries WHERE pipeline_id = ?',
-  );
-  // Bytes of UTF-8 (the database's encoding): a text cast to a blob keeps its bytes.
-  const bytes = db.prepare<[string], { n: number }>(
-    `SELECT coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0) AS n
-     FROM scratchpad_entries WHERE pipeline_id = ?`,
-  );
-  const upsert = db.prepare(
-    `INSERT INTO scratchpad_entries (pipeline_id, key, value) VALUES (?, ?, ?)
-     ON CONFLICT (pipeline_id, key) DO UPDATE SET value = excluded.value`,
-  );
-  const remove = db.prepare('DELETE FROM scratchpad_entries WHERE pipeline_id = ? AND key = ?');
-  const clear = db.prepare('DELETE FROM scratchpad_entries WHERE pipeline_id = ?');
+export function createScratchpadStore(q: QueryBuilder, x: Executor) {
+  const entries = q.selectFrom('scratchpad_entries');
   return {
-    entries(pipelineId: string): Record<string, string> {
-      return Object.fromEntries(all.all(pipelineId).map((row) => [row.key, row.value]));
+    async entries(pipelineId: string): Promise<Record<string, string>> {
+      const rows = await x.all(
+        entries.select(['key', 'value']).where('pipeline_id', '=', pipelineId).orderBy('key'),
+      );
+      return Object.fromEntries(rows.map((row) => [row.key, row.value]));
     },
-    get(pipelineId: string, key: string): string | undefined {
-      return one.get(pipelineId, key)?.value;
+    async get(pipelineId: string, key: string): Promise<string | undefined> {
+      const row = await x.first(
+        entries.select('value').where('pipeline_id', '=', pipelineId).where('key', '=', key),
+      );
+      return row?.value;
     },
-    size(pipelineId: string): number {
-      return count.get(pipelineId)?.n ?? 0;
+    async size(pipelineId: string): Promise<number> {
+      const row = await x.first(
+        entries.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
+      );
+      return row?.n ?? 0;
     },
     /** The bytes of every key and value of the scratchpad, in UTF-8. */
-    bytes(pipelineId: string): number {
-      return bytes.get(pipelineId)?.n ?? 0;
+    async bytes(pipelineId: string): Promise<number> {
+      // Bytes of UTF-8 (the database's encoding): a text cast to a blob keeps its bytes.
+      // SQLite: length(CAST(... AS BLOB)) counts bytes (octet_length in PostgreSQL).
+      const row = await x.first(
+        entries
+          .select((eb) => {
+            const bytesOf = (column: 'key' | 'value') => eb.fn<number>('length', [eb.cast(column, 'blob')]);
+            return eb.fn
+              .coalesce(eb.fn.sum<number>(eb(bytesOf('key'), '+', bytesOf('value'))), eb.lit(0))
+              .as('n');
+          })
+          .where('pipeline_id', '=', pipelineId),
+      );
+      return row?.n ?? 0;
     },
-    set(pipelineId: string, key: string, value: string): void {
-      upsert.run(pipelineId, key, value);
+    async set(pipelineId: string, key: string, value: string): Promise<void> {
+      await x.run(
+        q
+          .insertInto('scratchpad_entries')
+          .values({ pipeline_id: pipelineId, key, value })
+          .onConflict((oc) =>
+            oc.columns(['pipeline_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })),
+          ),
+      );
     },
     /** Returns false when there was no such entry. */
-    delete(pipelineId: string, key: string): boolean {
-      return remove.run(pipelineId, key).changes === 1;
+    async delete(pipelineId: string, key: string): Promise<boolean> {
+      const { changes } = await x.run(
+        q.deleteFrom('scratchpad_entries').where('pipeline_id', '=', pipelineId).where('key', '=', key),
+      );
+      return changes === 1;
     },
-    clear(pipelineId: string): void {
-      clear.run(pipelineId);
+    async clear(pipelineId: string): Promise<void> {
+      await x.run(q.deleteFrom('scratchpad_entries').where('pipeline_id', '=', pipelineId));
     },
   };
 }

@@ -1,4 +1,6 @@
-import type { Db } from './db.js';
+import type { ExpressionBuilder } from 'kysely';
+import type { DB } from './generated/database.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 /**
  * Where a chunk of output lies: chunks are ordered by run, attempt, step and number, which is
@@ -20,38 +22,54 @@ export interface OutputChunk extends ChunkKey {
 /** Before the first chunk of any task. */
 export const BEFORE_FIRST_CHUNK: ChunkKey = { run: 0, attempt: 0, step_index: 0, seq: -1 };
 
+/**
+ * The length of a chunk's text in bytes of UTF-8 (the database's encoding): a text cast to a
+ * blob keeps its bytes. SQLite: length(CAST(text AS BLOB)) (octet_length in PostgreSQL).
+ */
+const bytes = (eb: ExpressionBuilder<DB, 'step_output_chunks'>) =>
+  eb.fn<number>('length', [eb.cast('text', 'blob')]).as('bytes');
+
 /** A task's output read a chunk at a time, from anywhere in it: what its output stream reads. */
-export function createStepOutputStore(db: Db) {
-  // Through the primary key (task_id, run, attempt, step_index, seq), from where the reader is.
-  const after = db.prepare<ChunkKey & { task_id: string; limit: number }, OutputChunk>(
-    `SELECT run, attempt, step_index, seq, text, length(CAST(text AS BLOB)) AS bytes FROM step_output_chunks
-     WHERE task_id = @task_id AND (run, attempt, step_index, seq) > (@run, @attempt, @step_index, @seq)
-     ORDER BY run, attempt, step_index, seq LIMIT @limit`,
-  );
-  // The lengths alone, to find where an offset falls without reading the text before it.
-  const lengths = db.prepare<[string], ChunkKey & { bytes: number }>(
-    `SELECT run, attempt, step_index, seq, length(CAST(text AS BLOB)) AS bytes FROM step_output_chunks
-     WHERE task_id = ? ORDER BY run, attempt, step_index, seq`,
-  );
-  const running = db
-    .prepare<[string], number>(
-      `SELECT 1 FROM step_executions WHERE task_id = ? AND status = 'started' LIMIT 1`,
-    )
-    .pluck();
+export function createStepOutputStore(q: QueryBuilder, x: Executor) {
+  const chunks = q.selectFrom('step_output_chunks');
+  const order = ['run', 'attempt', 'step_index', 'seq'] as const;
   return {
     /** The chunks after `key`, in order, at most `limit`. */
-    after(taskId: string, key: ChunkKey, limit: number): OutputChunk[] {
-      return after.all({ task_id: taskId, ...key, limit });
+    after(taskId: string, key: ChunkKey, limit: number): Promise<OutputChunk[]> {
+      // Through the primary key (task_id, run, attempt, step_index, seq), from where the reader is.
+      return x.all(
+        chunks
+          .select([...order, 'text', bytes])
+          .where('task_id', '=', taskId)
+          .where((eb) =>
+            eb(eb.refTuple(...order), '>', eb.tuple(key.run, key.attempt, key.step_index, key.seq)),
+          )
+          .orderBy('run')
+          .orderBy('attempt')
+          .orderBy('step_index')
+          .orderBy('seq')
+          .limit(limit),
+      );
     },
     /**
      * Where byte `offset` of the task's output (every run, attempt and step, in order) lies: in the
      * chunk that follows chunk `after`, which starts at byte `start` (at the end of the output, the
      * chunk to come); undefined when the output is shorter than `offset`.
      */
-    locate(taskId: string, offset: number): { after: ChunkKey; start: number } | undefined {
+    async locate(taskId: string, offset: number): Promise<{ after: ChunkKey; start: number } | undefined> {
+      // The lengths alone, to find where an offset falls without reading the text before it.
+      const lengths = await x.all(
+        chunks
+          .select([...order, bytes])
+          .where('task_id', '=', taskId)
+          .orderBy('run')
+          .orderBy('attempt')
+          .orderBy('step_index')
+          .orderBy('seq'),
+      );
       let after = BEFORE_FIRST_CHUNK;
       let start = 0;
-      for (const { bytes, ...key } of lengths.iterate(taskId)) {
+      for (const { bytes, ...key } of lengths) {
         if (offset < start + bytes) return { after, start };
         after = key;
         start += bytes;
@@ -59,8 +77,16 @@ export function createStepOutputStore(db: Db) {
       return offset === start ? { after, start } : undefined;
     },
     /** Whether a step of the task is still recorded as running (its output may grow). */
-    anyRunning(taskId: string): boolean {
-      return running.get(taskId) !== undefined;
+    async anyRunning(taskId: string): Promise<boolean> {
+      const row = await x.first(
+        q
+          .selectFrom('step_executions')
+          .select((eb) => eb.lit(1).as('one'))
+          .where('task_id', '=', taskId)
+          .where('status', '=', 'started')
+          .limit(1),
+      );
+      return row !== undefined;
     },
   };
 }

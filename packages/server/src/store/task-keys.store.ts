@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 export interface TaskKeyOwner {
   secret_hash: Buffer;
@@ -7,22 +7,22 @@ export interface TaskKeyOwner {
   task_status: string;
 }
 
-export function createTaskKeyStore(db: Db) {
-  const insert = db.prepare('INSERT INTO task_keys (id, task_id, secret_hash) VALUES (?, ?, ?)');
-  const owner = db.prepare<[string], TaskKeyOwner>(
-    `SELECT k.secret_hash, t.org_id, t.project_id, t.status AS task_status
-     FROM task_keys k JOIN tasks t ON t.id = k.task_id WHERE k.id = ?`,
-  );
-  const removeForTask = db.prepare('DELETE FROM task_keys WHERE task_id = ?');
+export function createTaskKeyStore(q: QueryBuilder, x: Executor) {
   return {
-    insert(id: string, taskId: string, secretHash: Buffer): void {
-      insert.run(id, taskId, secretHash);
+    async insert(id: string, taskId: string, secretHash: Buffer): Promise<void> {
+      await x.run(q.insertInto('task_keys').values({ id, task_id: taskId, secret_hash: secretHash }));
     },
-    findOwner(id: string): TaskKeyOwner | undefined {
-      return owner.get(id);
+    findOwner(id: string): Promise<TaskKeyOwner | undefined> {
+      return x.first(
+        q
+          .selectFrom('task_keys as k')
+          .innerJoin('tasks as t', 't.id', 'k.task_id')
+          .select(['k.secret_hash', 't.org_id', 't.project_id', 't.status as task_status'])
+          .where('k.id', '=', id),
+      );
     },
-    removeForTask(taskId: string): void {
-      removeForTask.run(taskId);
+    async removeForTask(taskId: string): Promise<void> {
+      await x.run(q.deleteFrom('task_keys').where('task_id', '=', taskId));
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
 import { paginate } from './paginate.js';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type Task = Schemas['Task'];
 
@@ -117,7 +118,7 @@ export const NEXT_SLICE = `
     WHERE project_id = @project_id AND pipeline_id = @pipeline_id AND id > @after
     ORDER BY id LIMIT @size)`;
 
-export function createTaskStore(db: Db) {
+export function createTaskStore(db: Db, q: QueryBuilder, x: Executor) {
   const insert = db.prepare(
     `INSERT INTO tasks (id, org_id, project_id, pipeline_id, task_id, name, pipeline_task, spec, task_identities,
                         dependencies, instance_id, retry, status, creation_time, blockers, dependents)
@@ -210,21 +211,12 @@ export function createTaskStore(db: Db) {
     ofPipeline(pipelineId: string): Task[] {
       return ofPipeline.all(pipelineId).map(toTask);
     },
-    list(projectId: string, filters: TaskFilters, request: PageRequest): Page<Task> {
-      const where = ['project_id = ?'];
-      const params: unknown[] = [projectId];
-      if (filters.pipeline_id !== undefined) {
-        where.push('pipeline_id = ?');
-        params.push(filters.pipeline_id);
-      }
-      if (filters.status !== undefined) {
-        where.push('status = ?');
-        params.push(filters.status);
-      }
-      return paginate(db, {
-        table: 'tasks',
-        where,
-        params,
+    list(projectId: string, filters: TaskFilters, request: PageRequest): Promise<Page<Task>> {
+      let from = q.selectFrom('tasks').where('project_id', '=', projectId);
+      if (filters.pipeline_id !== undefined) from = from.where('pipeline_id', '=', filters.pipeline_id);
+      if (filters.status !== undefined) from = from.where('status', '=', filters.status);
+      return paginate(x, {
+        from,
         sorts: { id: 'id', creation_time: 'creation_time' },
         request,
         toElement: toTask,

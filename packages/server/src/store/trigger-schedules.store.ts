@@ -1,5 +1,6 @@
 import type { Schemas } from '@pipewright/types';
-import type { Db } from './db.js';
+import { type SqlBool, sql } from 'kysely';
+import type { Executor, QueryBuilder } from './sql.js';
 
 type TriggerData = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>['data'];
 export type TimeTriggerData = Extract<TriggerData, { connector: 'time' }>;
@@ -47,49 +48,78 @@ function toTimeTrigger(row: TimeTriggerRow): TimeTrigger {
   };
 }
 
-// The WHERE terms of the partial index resources_time_triggers, which the planner matches.
-const TIME_TRIGGERS = `
-  SELECT r.id, r.org_id, r.project_id, r.update_time, (r.disabled OR o.disabled) AS disabled,
-         json_extract(r.spec, '$.data') AS data, s.schedule_key, s.next_tick_time
-  FROM resources r
-  JOIN organizations o ON o.id = r.org_id
-  LEFT JOIN trigger_schedules s ON s.trigger_id = r.id
-  WHERE r.type = 'trigger' AND json_extract(r.spec, '$.data.connector') = 'time'`;
-
 /** The triggers of connector `time` across organizations, and where each is in its schedule. */
-export function createTriggerScheduleStore(db: Db) {
-  const all = db.prepare<[], TimeTriggerRow>(`${TIME_TRIGGERS} ORDER BY r.id`);
-  const one = db.prepare<[string], TimeTriggerRow>(`${TIME_TRIGGERS} AND r.id = ?`);
-  // Rows of deleted triggers go with them (ON DELETE CASCADE); these are of triggers whose
-  // connector is no longer `time`. CROSS JOIN keeps the small table outside: a row per
-  // schedule, not per resource.
-  const stale = db.prepare<[], { trigger_id: string }>(
-    `SELECT s.trigger_id FROM trigger_schedules s CROSS JOIN resources r ON r.id = s.trigger_id
-     WHERE json_extract(r.spec, '$.data.connector') IS NOT 'time'`,
-  );
-  const save = db.prepare<[string, string, string | null]>(
-    `INSERT INTO trigger_schedules (trigger_id, schedule_key, next_tick_time) VALUES (?, ?, ?)
-     ON CONFLICT (trigger_id) DO UPDATE SET
-       schedule_key = excluded.schedule_key, next_tick_time = excluded.next_tick_time`,
-  );
-  const forget = db.prepare<[string]>('DELETE FROM trigger_schedules WHERE trigger_id = ?');
+export function createTriggerScheduleStore(q: QueryBuilder, x: Executor) {
+  // The WHERE terms of the partial index resources_time_triggers, which the planner matches:
+  // they must be written as the index's are, with literals, not parameters.
+  // SQLite: json_extract, the expression the index is on.
+  const timeTriggers = q
+    .selectFrom('resources as r')
+    .innerJoin('organizations as o', 'o.id', 'r.org_id')
+    .leftJoin('trigger_schedules as s', 's.trigger_id', 'r.id')
+    .select((eb) => [
+      'r.id',
+      'r.org_id',
+      'r.project_id',
+      'r.update_time',
+      eb
+        .or([eb.ref('r.disabled').$castTo<SqlBool>(), eb.ref('o.disabled').$castTo<SqlBool>()])
+        .$castTo<number>()
+        .as('disabled'),
+      eb.fn<string>('json_extract', ['r.spec', sql.lit('$.data')]).as('data'),
+      's.schedule_key',
+      's.next_tick_time',
+    ])
+    .where('r.type', '=', sql.lit('trigger'))
+    .where((eb) => eb(eb.fn('json_extract', ['r.spec', sql.lit('$.data.connector')]), '=', sql.lit('time')));
   return {
-    list(): TimeTrigger[] {
-      return all.all().map(toTimeTrigger);
+    async list(): Promise<TimeTrigger[]> {
+      return (await x.all(timeTriggers.orderBy('r.id'))).map(toTimeTrigger);
     },
-    get(id: string): TimeTrigger | undefined {
-      const row = one.get(id);
+    async get(id: string): Promise<TimeTrigger | undefined> {
+      const row = await x.first(timeTriggers.where('r.id', '=', id));
       return row && toTimeTrigger(row);
     },
-    save(triggerId: string, state: ScheduleState): void {
-      save.run(triggerId, state.schedule_key, state.next_tick_time);
+    async save(triggerId: string, state: ScheduleState): Promise<void> {
+      await x.run(
+        q
+          .insertInto('trigger_schedules')
+          .values({
+            trigger_id: triggerId,
+            schedule_key: state.schedule_key,
+            next_tick_time: state.next_tick_time,
+          })
+          .onConflict((oc) =>
+            oc.column('trigger_id').doUpdateSet((eb) => ({
+              schedule_key: eb.ref('excluded.schedule_key'),
+              next_tick_time: eb.ref('excluded.next_tick_time'),
+            })),
+          ),
+      );
     },
     /** Ids of triggers that have a schedule state but are no longer time triggers. */
-    stale(): string[] {
-      return stale.all().map((row) => row.trigger_id);
+    async stale(): Promise<string[]> {
+      // Rows of deleted triggers go with them (ON DELETE CASCADE); these are of triggers whose
+      // connector is no longer `time`. CROSS JOIN keeps the small table outside: a row per
+      // schedule, not per resource (SQLite: a CROSS JOIN fixes the order of the join; json_extract).
+      const rows = await x.all(
+        q
+          .selectFrom('trigger_schedules as s')
+          .crossJoin('resources as r')
+          .select('s.trigger_id')
+          .whereRef('r.id', '=', 's.trigger_id')
+          .where((eb) =>
+            eb(
+              eb.fn('json_extract', ['r.spec', sql.lit('$.data.connector')]),
+              'is distinct from',
+              sql.lit('time'),
+            ),
+          ),
+      );
+      return rows.map((row) => row.trigger_id);
     },
-    forget(triggerId: string): void {
-      forget.run(triggerId);
+    async forget(triggerId: string): Promise<void> {
+      await x.run(q.deleteFrom('trigger_schedules').where('trigger_id', '=', triggerId));
     },
   };
 }

@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { type Cursor, encodeKey, type PageRequest } from '../../../src/domain/cursor.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { paginate } from '../../../src/store/paginate.js';
+import { type Executor, sqliteExecutor, sqliteQueries } from '../../../src/store/sql.js';
 
 // Ten rows; `name` has ties (three "b", two "d") so that the id tie-breaker is exercised.
 const ROWS = [
@@ -21,19 +22,21 @@ const BY_NAME = ['03', '02', '04', '07', '01', '06', '08', '05', '09', '10'];
 const BY_ID = ROWS.map(([id]) => id);
 
 let db: Database.Database;
+let x: Executor;
 beforeEach(() => {
   db = new Database(':memory:');
   db.exec('CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL, grp TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO items VALUES (?, ?, ?)');
   for (const [id, name] of ROWS) insert.run(id, name, 'g1');
   insert.run('99', 'zz', 'other-group');
+  x = sqliteExecutor(db);
 });
 
+const q = sqliteQueries.withTables<{ items: { id: string; name: string; grp: string } }>();
+
 function page(request: Partial<PageRequest>) {
-  return paginate<{ id: string; name: string }, string>(db, {
-    table: 'items',
-    where: ['grp = ?'],
-    params: ['g1'],
+  return paginate<{ id: string; name: string }, string>(x, {
+    from: q.selectFrom('items').where('grp', '=', 'g1'),
     sorts: { id: 'id', name: 'name' },
     request: { size: 20, sort: 'id', order: 'asc', ...request },
     toElement: (row) => row.id,
@@ -51,14 +54,14 @@ function follow(cursor: Cursor | undefined) {
 }
 
 /** Walks the whole collection through `next` (or `previous`) and collects it. */
-function walk(start: Partial<PageRequest>, direction: 'next' | 'previous') {
+async function walk(start: Partial<PageRequest>, direction: 'next' | 'previous') {
   const seen: string[] = [];
-  let current = page(start);
+  let current = await page(start);
   for (let guard = 0; guard < 50; guard += 1) {
     seen.push(...(direction === 'next' ? current.elements : [...current.elements].reverse()));
     const cursor = current[direction];
     if (!cursor) return direction === 'next' ? seen : seen.reverse();
-    current = follow(cursor);
+    current = await follow(cursor);
   }
   throw new Error('walk did not end');
 }
@@ -71,16 +74,16 @@ describe('paginate', () => {
     { sort: 'name', order: 'desc', expected: [...BY_NAME].reverse() },
   ] as const)(
     'walks every element once by $sort $order, forwards and backwards',
-    ({ sort, order, expected }) => {
+    async ({ sort, order, expected }) => {
       for (const size of [1, 3, 4, 10, 11]) {
-        expect(walk({ sort, order, size }, 'next')).toEqual(expected);
+        expect(await walk({ sort, order, size }, 'next')).toEqual(expected);
         // Backwards from the last page, reached with a forward walk.
-        let last = page({ sort, order, size });
-        while (last.next) last = follow(last.next);
+        let last = await page({ sort, order, size });
+        while (last.next) last = await follow(last.next);
         const backwards: string[] = [...last.elements];
         let current = last;
         while (current.previous) {
-          current = follow(current.previous);
+          current = await follow(current.previous);
           backwards.unshift(...current.elements);
         }
         expect(backwards).toEqual(expected);
@@ -127,8 +130,8 @@ describe('paginate', () => {
       previous: true,
       next: true,
     },
-  ])('$name has the right elements and neighbours', ({ request, elements, previous, next }) => {
-    const result = page({
+  ])('$name has the right elements and neighbours', async ({ request, elements, previous, next }) => {
+    const result = await page({
       size: 3,
       ...(request.after ? { after: idKey(request.after) } : {}),
       ...(request.before ? { before: idKey(request.before) } : {}),
@@ -138,56 +141,55 @@ describe('paginate', () => {
     expect(result.next !== undefined).toBe(next);
   });
 
-  it('keeps the cursor settings in previous and next', () => {
-    const first = page({ sort: 'name', order: 'desc', size: 2 });
+  it('keeps the cursor settings in previous and next', async () => {
+    const first = await page({ sort: 'name', order: 'desc', size: 2 });
     expect(first.next).toMatchObject({ size: 2, sort: 'name', order: 'desc' });
     expect(first.next?.after).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(follow(first.next).previous).toMatchObject({ size: 2, sort: 'name', order: 'desc' });
+    expect((await follow(first.next)).previous).toMatchObject({ size: 2, sort: 'name', order: 'desc' });
   });
 
-  it('size 0 returns no elements but says what lies on each side', () => {
-    const first = page({ size: 0 });
+  it('size 0 returns no elements but says what lies on each side', async () => {
+    const first = await page({ size: 0 });
     expect(first.elements).toEqual([]);
     expect(first.previous).toBeUndefined();
     expect(first.next).toBeDefined();
-    const middle = page({ size: 0, after: page({ size: 5 }).next?.after });
+    const middle = await page({ size: 0, after: (await page({ size: 5 })).next?.after });
     expect(middle.elements).toEqual([]);
     // The two neighbours of an empty page split the collection at the key.
     const widen = (cursor: Cursor | undefined) => follow(cursor && { ...cursor, size: 20 });
-    expect(widen(middle.previous).elements).toEqual(BY_ID.slice(0, 5));
-    expect(widen(middle.next).elements).toEqual(BY_ID.slice(5));
+    expect((await widen(middle.previous)).elements).toEqual(BY_ID.slice(0, 5));
+    expect((await widen(middle.next)).elements).toEqual(BY_ID.slice(5));
   });
 
-  it('an empty page after the end leads back to the last elements', () => {
-    const beyond = page({ size: 3, after: idKey('10') });
+  it('an empty page after the end leads back to the last elements', async () => {
+    const beyond = await page({ size: 3, after: idKey('10') });
     expect(beyond.elements).toEqual([]);
-    expect(follow(beyond.previous).elements).toEqual(['08', '09', '10']);
+    expect((await follow(beyond.previous)).elements).toEqual(['08', '09', '10']);
   });
 
-  it('stays correct when rows are inserted between pages', () => {
-    const first = page({ size: 4 });
+  it('stays correct when rows are inserted between pages', async () => {
+    const first = await page({ size: 4 });
     expect(first.elements).toEqual(['01', '02', '03', '04']);
     db.prepare('INSERT INTO items VALUES (?, ?, ?)').run('035', 'x', 'g1'); // before the key
     db.prepare('INSERT INTO items VALUES (?, ?, ?)').run('045', 'x', 'g1'); // after the key
-    const second = follow(first.next);
+    const second = await follow(first.next);
     expect(second.elements).toEqual(['045', '05', '06', '07']);
-    expect(follow(second.previous).elements).toEqual(['02', '03', '035', '04']);
+    expect((await follow(second.previous)).elements).toEqual(['02', '03', '035', '04']);
   });
 
   it.each([
     ['garbage', 'not a key!'],
     ['base64 of something else', Buffer.from('{"a":1}').toString('base64url')],
-  ])('rejects %s as a key with invalid_query_parameter', (_name, key) => {
-    expect(() => page({ after: key })).toThrow(DomainError);
-    try {
-      page({ after: key });
-    } catch (error) {
-      expect(error).toMatchObject({ code: 'invalid_query_parameter', data: { parameter: 'after' } });
-    }
+  ])('rejects %s as a key with invalid_query_parameter', async (_name, key) => {
+    await expect(page({ after: key })).rejects.toThrow(DomainError);
+    await expect(page({ after: key })).rejects.toMatchObject({
+      code: 'invalid_query_parameter',
+      data: { parameter: 'after' },
+    });
   });
 
-  it('rejects a key made for another sort', () => {
-    const key = page({ sort: 'name', size: 2 }).next?.after;
-    expect(() => page({ sort: 'id', after: key })).toThrow(/made for sort "name"/);
+  it('rejects a key made for another sort', async () => {
+    const key = (await page({ sort: 'name', size: 2 })).next?.after;
+    await expect(page({ sort: 'id', after: key })).rejects.toThrow(/made for sort "name"/);
   });
 });

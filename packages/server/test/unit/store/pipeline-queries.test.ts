@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { CompiledQuery } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { PageRequest } from '../../../src/domain/cursor.js';
 import { openDatabase } from '../../../src/store/db.js';
 import { createPipelineStore, type PipelineFilters } from '../../../src/store/pipelines.store.js';
+import { type Executor, sqliteQueries } from '../../../src/store/sql.js';
 
 // Every filter of GET /pipelines reads through an index (migration 016): a list of 10,000
 // pipelines narrowed to a few must not scan the project's pipelines.
@@ -16,25 +18,40 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const pipelines = createPipelineStore(db);
+/** Keeps the queries the store builds, runs none. */
+const queries: CompiledQuery[] = [];
+const recording: Executor = {
+  async all(query) {
+    queries.push(query.compile());
+    return [];
+  },
+  async first(query) {
+    queries.push(query.compile());
+    return undefined;
+  },
+  async run(query) {
+    queries.push(query.compile());
+    return { changes: 0 };
+  },
+};
+const pipelines = createPipelineStore(db, sqliteQueries, recording);
 const ID = '2Fv9zQx0bY3kLmN8pQrStUvWxYz';
 const TIME = '2026-11-22T10:00:00.000Z';
 
 /** SQLite's plan of the page query the store runs for these filters and sort. */
-function planOf(filters: PipelineFilters, sort: PageRequest['sort'], order: PageRequest['order'] = 'desc') {
-  const prepare = vi.spyOn(db, 'prepare');
-  try {
-    pipelines.list(ID, filters, { size: 20, sort, order });
-    const page = prepare.mock.calls.map(([sql]) => sql).find((sql) => /ORDER BY .* LIMIT \?$/s.test(sql));
-    if (!page) throw new Error('the store ran no page query');
-    const holders = page.match(/\?/g)?.length ?? 0;
-    return db
-      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${page}`)
-      .all(...Array.from({ length: holders - 1 }, () => TIME), 21)
-      .map((row) => row.detail);
-  } finally {
-    prepare.mockRestore();
-  }
+async function planOf(
+  filters: PipelineFilters,
+  sort: PageRequest['sort'],
+  order: PageRequest['order'] = 'desc',
+) {
+  queries.length = 0;
+  await pipelines.list(ID, filters, { size: 20, sort, order });
+  const page = queries.find((query) => /order by .* limit \?$/is.test(query.sql));
+  if (!page) throw new Error('the store ran no page query');
+  return db
+    .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${page.sql}`)
+    .all(...page.parameters)
+    .map((row) => row.detail);
 }
 
 describe('the plan of listing pipelines', () => {
@@ -64,19 +81,22 @@ describe('the plan of listing pipelines', () => {
       { name: 'deploy', createdSince: TIME, createdBefore: TIME },
       /SEARCH pipelines USING INDEX pipelines_by_project_name \(project_id=\? AND name=\? AND creation_time>\? AND creation_time<\?\)/,
     ],
-  ])('reads by %s through its index, sorted by creation_time without sorting', (_name, filters, index) => {
-    const plan = planOf(filters, 'creation_time');
-    expect(plan.join('\n')).toMatch(index);
-    expect(plan.join('\n')).not.toMatch(/SCAN|TEMP B-TREE/);
-  });
+  ])(
+    'reads by %s through its index, sorted by creation_time without sorting',
+    async (_name, filters, index) => {
+      const plan = await planOf(filters, 'creation_time');
+      expect(plan.join('\n')).toMatch(index);
+      expect(plan.join('\n')).not.toMatch(/SCAN|TEMP B-TREE/);
+    },
+  );
 
   it.each([
     ['name', { name: 'deploy' }],
     ['trigger_id', { triggerId: ID }],
     ['command_id', { commandId: ID }],
-  ])('reads by %s through its index under the other sorts too', (_name, filters) => {
+  ])('reads by %s through its index under the other sorts too', async (_name, filters) => {
     for (const sort of ['id', 'event_time']) {
-      const plan = planOf(filters, sort);
+      const plan = await planOf(filters, sort);
       expect(plan.join('\n'), sort).toMatch(
         /SEARCH pipelines USING INDEX pipelines_by_project_(name|trigger|command)/,
       );

@@ -1,0 +1,80 @@
+import type Database from 'better-sqlite3';
+import {
+  type Compilable,
+  DummyDriver,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+import type { Db } from './db.js';
+import type { DB } from './generated/database.js';
+
+/**
+ * The stores' queries are built with Kysely, one code path for every database, and compiled
+ * to the SQL of the database they run on. Kysely only builds and compiles here: an executor of
+ * our own runs what it compiles, which on SQLite keeps each statement prepared once (Kysely's
+ * own SQLite driver prepares it anew at every run) and runs at once, on this thread.
+ */
+export type QueryBuilder = Kysely<DB>;
+
+/** Builds queries in SQLite's dialect; it has no connection of its own. */
+export const sqliteQueries: QueryBuilder = new Kysely<DB>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+/** Runs compiled queries on one connection. Each answers with a promise, as a database server would. */
+export interface Executor {
+  /** Every row the query returns. */
+  all<R>(query: Compilable<R>): Promise<R[]>;
+  /** The first row the query returns, if any. */
+  first<R>(query: Compilable<R>): Promise<R | undefined>;
+  /** Runs a query that returns nothing; says how many rows it changed. */
+  run(query: Compilable<unknown>): Promise<{ changes: number }>;
+}
+
+/** Whether `error` is a database's refusal of a duplicate value of a unique index. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** Statements prepared by an executor, kept by their SQL: a store's queries have few shapes. */
+const MAX_STATEMENTS = 500;
+
+/**
+ * The executor of a better-sqlite3 connection. A statement is prepared once per SQL text; a
+ * query runs at once and its promise is already settled, so that a transaction's body runs in
+ * one turn of the event loop (see connection-gate.ts).
+ */
+export function sqliteExecutor(db: Db): Executor {
+  const statements = new Map<string, Database.Statement>();
+  const statement = (query: Compilable<unknown>) => {
+    const compiled = query.compile();
+    let prepared = statements.get(compiled.sql);
+    if (!prepared) {
+      if (statements.size >= MAX_STATEMENTS) statements.clear();
+      prepared = db.prepare(compiled.sql);
+      statements.set(compiled.sql, prepared);
+    }
+    return { prepared, parameters: compiled.parameters };
+  };
+  return {
+    async all<R>(query: Compilable<R>) {
+      const { prepared, parameters } = statement(query);
+      return prepared.all(...parameters) as R[];
+    },
+    async first<R>(query: Compilable<R>) {
+      const { prepared, parameters } = statement(query);
+      return prepared.get(...parameters) as R | undefined;
+    },
+    async run(query: Compilable<unknown>) {
+      const { prepared, parameters } = statement(query);
+      return { changes: prepared.run(...parameters).changes };
+    },
+  };
+}
