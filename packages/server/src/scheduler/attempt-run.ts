@@ -28,8 +28,8 @@ export interface AttemptContext {
 }
 
 /**
- * Runs one attempt of a claimed task: opens the identities it names, has the runner prepare its
- * place and run its steps, which `recorder` stores as they go, then hands how the attempt ended to
+ * Runs one attempt of a claimed task: has the runner prepare its place, opens the identities it
+ * names, has the runner run its steps, which `recorder` stores as they go, then hands how the attempt ended to
  * `complete`, which closes the recorder in the transaction that records the end. The attempt's
  * place is released once `complete` returns: the task claimed in its place is on its way.
  */
@@ -40,6 +40,15 @@ export async function runAttempt(
   complete: (end: AttemptEnd, recorder: StepRecorder) => Promise<void>,
 ): Promise<void> {
   const { store, runner, logger } = context;
+  // The attempt's place is taken before anything is awaited: the loop that claimed the task
+  // counted on it (runner.canPrepare), and goes on claiming meanwhile.
+  let attempt: PreparedAttempt | undefined;
+  let unprepared: unknown;
+  try {
+    if (origin) attempt = runner.prepareAttempt(JSON.stringify(contextDocument(task, origin.event)));
+  } catch (error) {
+    unprepared = error;
+  }
   // Their values are masked in the output of the steps.
   const named = await readTaskIdentities(store, context.secrets, task, origin?.project);
   const recorder = createStepRecorder(
@@ -52,11 +61,10 @@ export async function runAttempt(
     context.committed,
   );
   let outcome: RunOutcome;
-  let attempt: PreparedAttempt | undefined;
   try {
     if (!origin) throw new Error(`pipeline ${task.pipeline_id} vanished`);
+    if (!attempt) throw unprepared;
     if ('problem' in named) throw new Error(named.problem);
-    attempt = runner.prepareAttempt(JSON.stringify(contextDocument(task, origin.event)));
     writeIdentityFiles(named.identities, attempt.tmpDir, attempt.user);
     const runtime = runtimeOf(task);
     const { apiUrl, caFile } = context.access();
