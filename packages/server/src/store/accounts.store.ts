@@ -1,7 +1,8 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
+import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 type Account = Schemas['Account'];
 

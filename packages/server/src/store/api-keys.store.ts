@@ -1,8 +1,8 @@
 import type { Schemas } from '@pipewright/types';
-import { sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
+import type { Dialect } from './dialect.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 type ApiKey = Schemas['ApiKey'];
 
@@ -47,7 +47,8 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-export function createApiKeyStore(q: QueryBuilder, x: Executor) {
+export function createApiKeyStore(d: Dialect, x: Executor) {
+  const { q } = d;
   return {
     async insert(key: NewApiKeyRow): Promise<void> {
       // The organization is the account's (migration 016), copied so that keys list by organization.
@@ -119,11 +120,7 @@ export function createApiKeyStore(q: QueryBuilder, x: Executor) {
           .updateTable('api_keys')
           .set((eb) => ({
             revoked: 1,
-            revocation_time: eb.fn.coalesce(
-              eb.val(time ?? null),
-              // SQLite: strftime, the current time in the format of the other times.
-              sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
-            ),
+            revocation_time: eb.fn.coalesce(eb.val(time ?? null), d.now),
           }))
           .where('id', '=', id)
           .where('revoked', '=', 0),

@@ -1,4 +1,5 @@
-import type { Executor, QueryBuilder } from './sql.js';
+import type { QueryBuilder } from './dialect.js';
+import type { Executor } from './sql.js';
 
 /** What a row of the change log says changed (migration 013). */
 export type ChangeKind = 'pipeline' | 'task' | 'event' | 'output' | 'project' | 'access';

@@ -1,9 +1,10 @@
 import type { Schemas } from '@pipewright/types';
 import type { Selectable } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
+import type { QueryBuilder } from './dialect.js';
 import type { CommandExecutions } from './generated/database.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 type CommandExecution = Schemas['CommandExecution'];
 

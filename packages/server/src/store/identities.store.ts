@@ -1,7 +1,8 @@
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { IdentityField, IdentityKind } from '../domain/secrets/identities.js';
+import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 /** An identity as stored: its values sealed. */
 export interface IdentityRecord {

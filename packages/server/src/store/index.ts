@@ -5,6 +5,7 @@ import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { connectionGate } from './connection-gate.js';
 import { type Checkpoints, type Db, type Durability, openDatabase } from './db.js';
+import { type Dialect, sqlite } from './dialect.js';
 import { createEventStore } from './events.store.js';
 import { createIdentityStore } from './identities.store.js';
 import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
@@ -14,7 +15,7 @@ import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
-import { sqliteExecutor, sqliteQueries } from './sql.js';
+import { sqliteExecutor } from './sql.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createStepOutputStore } from './step-output.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
@@ -50,29 +51,30 @@ export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
  * the connection's executor; the others still run better-sqlite3's statements themselves.
  * Either way a query runs at once, on this thread.
  */
-function createTables(db: Db) {
+function createTables(db: Db, d: Dialect) {
   const x = sqliteExecutor(db);
+  const { q } = d;
   return {
-    organizations: createOrganizationStore(sqliteQueries, x),
-    accounts: createAccountStore(sqliteQueries, x),
-    apiKeys: createApiKeyStore(sqliteQueries, x),
-    projects: createProjectStore(sqliteQueries, x),
-    resources: createResourceStore(db, sqliteQueries, x),
-    triggers: createTriggerStore(sqliteQueries, x),
-    triggerSchedules: createTriggerScheduleStore(sqliteQueries, x),
-    webhooks: createWebhookStore(sqliteQueries, x),
-    events: createEventStore(sqliteQueries, x),
-    commandExecutions: createCommandExecutionStore(sqliteQueries, x),
-    pipelines: createPipelineStore(db, sqliteQueries, x),
-    tasks: createTaskStore(db, sqliteQueries, x),
+    organizations: createOrganizationStore(q, x),
+    accounts: createAccountStore(q, x),
+    apiKeys: createApiKeyStore(d, x),
+    projects: createProjectStore(q, x),
+    resources: createResourceStore(db, q, x),
+    triggers: createTriggerStore(d, x),
+    triggerSchedules: createTriggerScheduleStore(d, x),
+    webhooks: createWebhookStore(q, x),
+    events: createEventStore(q, x),
+    commandExecutions: createCommandExecutionStore(q, x),
+    pipelines: createPipelineStore(db, q, x),
+    tasks: createTaskStore(db, q, x),
     stepExecutions: createStepExecutionStore(db),
-    taskKeys: createTaskKeyStore(sqliteQueries, x),
-    scratchpads: createScratchpadStore(sqliteQueries, x),
-    identities: createIdentityStore(sqliteQueries, x),
+    taskKeys: createTaskKeyStore(q, x),
+    scratchpads: createScratchpadStore(d, x),
+    identities: createIdentityStore(q, x),
     retention: createRetentionStore(db),
-    changes: createChangeStore(sqliteQueries, x),
-    stepOutput: createStepOutputStore(sqliteQueries, x),
-    notificationDeliveries: createNotificationDeliveryStore(db, sqliteQueries, x),
+    changes: createChangeStore(q, x),
+    stepOutput: createStepOutputStore(d, x),
+    notificationDeliveries: createNotificationDeliveryStore(db, q, x),
   };
 }
 
@@ -116,7 +118,7 @@ function answering(
  */
 export function createStore(db: Db) {
   const gate = connectionGate(db.name);
-  const sync = createTables(db);
+  const sync = createTables(db, sqlite);
   // Inside a transaction, which holds the gate: calls run at once.
   const savepoint = db.prepare('SAVEPOINT part');
   const release = db.prepare('RELEASE part');

@@ -1,5 +1,6 @@
 import type { Schemas } from '@pipewright/types';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { QueryBuilder } from './dialect.js';
+import type { Executor } from './sql.js';
 
 type Organization = Schemas['Organization'];
 

@@ -3,9 +3,10 @@ import { sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
+import type { QueryBuilder } from './dialect.js';
 import type { Pipelines } from './generated/database.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 type Pipeline = Schemas['Pipeline'];
 

@@ -1,8 +1,9 @@
 import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import { DomainError } from '../domain/errors.js';
+import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
-import { type Executor, isUniqueViolation, type QueryBuilder } from './sql.js';
+import { type Executor, isUniqueViolation } from './sql.js';
 
 type Project = Schemas['Project'];
 

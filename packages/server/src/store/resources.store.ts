@@ -3,8 +3,9 @@ import { type SqlBool, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { InstalledResource } from '../domain/resources/diff.js';
 import type { Db } from './db.js';
+import { type QueryBuilder, sqlite } from './dialect.js';
 import { paginate } from './paginate.js';
-import { type Executor, type QueryBuilder, sqliteQueries } from './sql.js';
+import type { Executor } from './sql.js';
 
 type Resource = Schemas['Resource'];
 type ResourceType = Resource['spec']['type'];
@@ -107,7 +108,7 @@ function visibleResources(q: QueryBuilder) {
  * The same, as SQL text for the statements still prepared here; its values are literals, so
  * that it takes no parameters.
  */
-export const VISIBLE_RESOURCES = `(${visibleResources(sqliteQueries).compile().sql})`;
+export const VISIBLE_RESOURCES = `(${visibleResources(sqlite.q).compile().sql})`;
 
 export function createResourceStore(db: Db, q: QueryBuilder, x: Executor) {
   const byId = db.prepare<[string, string], ResourceRow>(

@@ -1,6 +1,8 @@
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Dialect } from './dialect.js';
+import type { Executor } from './sql.js';
 
-export function createScratchpadStore(q: QueryBuilder, x: Executor) {
+export function createScratchpadStore(d: Dialect, x: Executor) {
+  const { q } = d;
   const entries = q.selectFrom('scratchpad_entries');
   return {
     async entries(pipelineId: string): Promise<Record<string, string>> {
@@ -23,12 +25,11 @@ export function createScratchpadStore(q: QueryBuilder, x: Executor) {
     },
     /** The bytes of every key and value of the scratchpad, in UTF-8. */
     async bytes(pipelineId: string): Promise<number> {
-      // Bytes of UTF-8 (the database's encoding): a text cast to a blob keeps its bytes.
-      // SQLite: length(CAST(... AS BLOB)) counts bytes (octet_length in PostgreSQL).
+      // Bytes of UTF-8, the database's encoding.
       const row = await x.first(
         entries
           .select((eb) => {
-            const bytesOf = (column: 'key' | 'value') => eb.fn<number>('length', [eb.cast(column, 'blob')]);
+            const bytesOf = (column: 'key' | 'value') => d.byteLength(eb.ref(column));
             return eb.fn
               .coalesce(eb.fn.sum<number>(eb(bytesOf('key'), '+', bytesOf('value'))), eb.lit(0))
               .as('n');

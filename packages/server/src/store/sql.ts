@@ -1,32 +1,6 @@
 import type Database from 'better-sqlite3';
-import {
-  type Compilable,
-  DummyDriver,
-  Kysely,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-} from 'kysely';
+import type { Compilable } from 'kysely';
 import type { Db } from './db.js';
-import type { DB } from './generated/database.js';
-
-/**
- * The stores' queries are built with Kysely, one code path for every database, and compiled
- * to the SQL of the database they run on. Kysely only builds and compiles here: an executor of
- * our own runs what it compiles, which on SQLite keeps each statement prepared once (Kysely's
- * own SQLite driver prepares it anew at every run) and runs at once, on this thread.
- */
-export type QueryBuilder = Kysely<DB>;
-
-/** Builds queries in SQLite's dialect; it has no connection of its own. */
-export const sqliteQueries: QueryBuilder = new Kysely<DB>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
 
 /** Runs compiled queries on one connection. Each answers with a promise, as a database server would. */
 export interface Executor {

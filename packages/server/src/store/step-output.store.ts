@@ -1,6 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
+import type { Dialect } from './dialect.js';
 import type { DB } from './generated/database.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 /**
  * Where a chunk of output lies: chunks are ordered by run, attempt, step and number, which is
@@ -22,16 +23,12 @@ export interface OutputChunk extends ChunkKey {
 /** Before the first chunk of any task. */
 export const BEFORE_FIRST_CHUNK: ChunkKey = { run: 0, attempt: 0, step_index: 0, seq: -1 };
 
-/**
- * The length of a chunk's text in bytes of UTF-8 (the database's encoding): a text cast to a
- * blob keeps its bytes. SQLite: length(CAST(text AS BLOB)) (octet_length in PostgreSQL).
- */
-const bytes = (eb: ExpressionBuilder<DB, 'step_output_chunks'>) =>
-  eb.fn<number>('length', [eb.cast('text', 'blob')]).as('bytes');
-
 /** A task's output read a chunk at a time, from anywhere in it: what its output stream reads. */
-export function createStepOutputStore(q: QueryBuilder, x: Executor) {
+export function createStepOutputStore(d: Dialect, x: Executor) {
+  const { q } = d;
   const chunks = q.selectFrom('step_output_chunks');
+  /** The length of a chunk's text in bytes of UTF-8 (the database's encoding). */
+  const bytes = (eb: ExpressionBuilder<DB, 'step_output_chunks'>) => d.byteLength(eb.ref('text')).as('bytes');
   const order = ['run', 'attempt', 'step_index', 'seq'] as const;
   return {
     /** The chunks after `key`, in order, at most `limit`. */

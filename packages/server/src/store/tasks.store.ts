@@ -2,8 +2,9 @@ import type { Schemas } from '@pipewright/types';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
 import type { Db } from './db.js';
+import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
-import type { Executor, QueryBuilder } from './sql.js';
+import type { Executor } from './sql.js';
 
 type Task = Schemas['Task'];
 

@@ -1,6 +1,7 @@
 import type { Schemas } from '@pipewright/types';
-import { type SqlBool, sql } from 'kysely';
-import type { Executor, QueryBuilder } from './sql.js';
+import { sql } from 'kysely';
+import type { Dialect } from './dialect.js';
+import type { Executor } from './sql.js';
 
 type TriggerData = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>['data'];
 export type TimeTriggerData = Extract<TriggerData, { connector: 'time' }>;
@@ -33,45 +34,44 @@ interface TimeTriggerRow {
   project_id: string;
   update_time: string;
   disabled: number;
+  org_disabled: number;
   data: string;
   schedule_key: string | null;
   next_tick_time: string | null;
 }
 
 function toTimeTrigger(row: TimeTriggerRow): TimeTrigger {
-  const { disabled, data, schedule_key, next_tick_time, ...rest } = row;
+  const { disabled, org_disabled, data, schedule_key, next_tick_time, ...rest } = row;
   return {
     ...rest,
-    disabled: disabled === 1,
+    disabled: disabled === 1 || org_disabled === 1,
     data: JSON.parse(data) as TimeTriggerData,
     ...(schedule_key === null ? {} : { state: { schedule_key, next_tick_time } }),
   };
 }
 
 /** The triggers of connector `time` across organizations, and where each is in its schedule. */
-export function createTriggerScheduleStore(q: QueryBuilder, x: Executor) {
+export function createTriggerScheduleStore(d: Dialect, x: Executor) {
+  const { q } = d;
   // The WHERE terms of the partial index resources_time_triggers, which the planner matches:
   // they must be written as the index's are, with literals, not parameters.
-  // SQLite: json_extract, the expression the index is on.
   const timeTriggers = q
     .selectFrom('resources as r')
     .innerJoin('organizations as o', 'o.id', 'r.org_id')
     .leftJoin('trigger_schedules as s', 's.trigger_id', 'r.id')
-    .select((eb) => [
+    .select([
       'r.id',
       'r.org_id',
       'r.project_id',
       'r.update_time',
-      eb
-        .or([eb.ref('r.disabled').$castTo<SqlBool>(), eb.ref('o.disabled').$castTo<SqlBool>()])
-        .$castTo<number>()
-        .as('disabled'),
-      eb.fn<string>('json_extract', ['r.spec', sql.lit('$.data')]).as('data'),
+      'r.disabled',
+      'o.disabled as org_disabled',
+      d.jsonText('r.spec', 'data').$castTo<string>().as('data'),
       's.schedule_key',
       's.next_tick_time',
     ])
     .where('r.type', '=', sql.lit('trigger'))
-    .where((eb) => eb(eb.fn('json_extract', ['r.spec', sql.lit('$.data.connector')]), '=', sql.lit('time')));
+    .where(d.jsonText('r.spec', 'data', 'connector'), '=', sql.lit('time'));
   return {
     async list(): Promise<TimeTrigger[]> {
       return (await x.all(timeTriggers.orderBy('r.id'))).map(toTimeTrigger);
@@ -101,20 +101,14 @@ export function createTriggerScheduleStore(q: QueryBuilder, x: Executor) {
     async stale(): Promise<string[]> {
       // Rows of deleted triggers go with them (ON DELETE CASCADE); these are of triggers whose
       // connector is no longer `time`. CROSS JOIN keeps the small table outside: a row per
-      // schedule, not per resource (SQLite: a CROSS JOIN fixes the order of the join; json_extract).
+      // schedule, not per resource (on SQLite, a CROSS JOIN fixes the order of the join).
       const rows = await x.all(
         q
           .selectFrom('trigger_schedules as s')
           .crossJoin('resources as r')
           .select('s.trigger_id')
           .whereRef('r.id', '=', 's.trigger_id')
-          .where((eb) =>
-            eb(
-              eb.fn('json_extract', ['r.spec', sql.lit('$.data.connector')]),
-              'is distinct from',
-              sql.lit('time'),
-            ),
-          ),
+          .where(d.jsonText('r.spec', 'data', 'connector'), 'is distinct from', sql.lit('time')),
       );
       return rows.map((row) => row.trigger_id);
     },

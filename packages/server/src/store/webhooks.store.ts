@@ -1,4 +1,5 @@
-import type { Executor, QueryBuilder } from './sql.js';
+import type { QueryBuilder } from './dialect.js';
+import type { Executor } from './sql.js';
 
 /** The webhook of a trigger, as stored. */
 export interface WebhookRecord {

@@ -2,8 +2,9 @@ import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Cursor, encodeKey, type PageRequest } from '../../../src/domain/cursor.js';
 import { DomainError } from '../../../src/domain/errors.js';
+import { sqlite } from '../../../src/store/dialect.js';
 import { paginate } from '../../../src/store/paginate.js';
-import { type Executor, sqliteExecutor, sqliteQueries } from '../../../src/store/sql.js';
+import { type Executor, sqliteExecutor } from '../../../src/store/sql.js';
 
 // Ten rows; `name` has ties (three "b", two "d") so that the id tie-breaker is exercised.
 const ROWS = [
@@ -32,7 +33,7 @@ beforeEach(() => {
   x = sqliteExecutor(db);
 });
 
-const q = sqliteQueries.withTables<{ items: { id: string; name: string; grp: string } }>();
+const q = sqlite.q.withTables<{ items: { id: string; name: string; grp: string } }>();
 
 function page(request: Partial<PageRequest>) {
   return paginate<{ id: string; name: string }, string>(x, {

@@ -5,8 +5,9 @@ import type { CompiledQuery } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PageRequest } from '../../../src/domain/cursor.js';
 import { openDatabase } from '../../../src/store/db.js';
+import { sqlite } from '../../../src/store/dialect.js';
 import { createPipelineStore, type PipelineFilters } from '../../../src/store/pipelines.store.js';
-import { type Executor, sqliteQueries } from '../../../src/store/sql.js';
+import type { Executor } from '../../../src/store/sql.js';
 
 // Every filter of GET /pipelines reads through an index (migration 016): a list of 10,000
 // pipelines narrowed to a few must not scan the project's pipelines.
@@ -34,7 +35,7 @@ const recording: Executor = {
     return { changes: 0 };
   },
 };
-const pipelines = createPipelineStore(db, sqliteQueries, recording);
+const pipelines = createPipelineStore(db, sqlite.q, recording);
 const ID = '2Fv9zQx0bY3kLmN8pQrStUvWxYz';
 const TIME = '2026-11-22T10:00:00.000Z';
 
