@@ -35,6 +35,7 @@ export const SERVER_RULES = {
   packages: {
     'better-sqlite3': ['store'],
     kysely: ['store'],
+    pg: ['store'],
     express: ['http', 'app.ts'],
     'express-openapi-validator': ['http'],
   },

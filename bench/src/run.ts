@@ -1,7 +1,7 @@
 // npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
 // its bare baseline in the same run, prints the medians and ratios, and writes them to
 // bench/results.json. Names: http events latency scheduler install pagination memory purge stall streams
-// follow dashboard container.
+// follow dashboard container postgres.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { containerStart } from './benchmarks/container.js';
@@ -12,6 +12,7 @@ import { executeLatency } from './benchmarks/execute-latency.js';
 import { follow } from './benchmarks/follow.js';
 import { httpOverhead } from './benchmarks/http-overhead.js';
 import { memory } from './benchmarks/memory.js';
+import { postgres } from './benchmarks/postgres.js';
 import { purge } from './benchmarks/purge.js';
 import { resourceInstall } from './benchmarks/resource-install.js';
 import { schedulerOverhead } from './benchmarks/scheduler-overhead.js';
@@ -36,6 +37,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   streams: (context) => streams(context),
   follow: (context) => follow(context),
   container: (context) => containerStart(context),
+  postgres: (context) => postgres(context),
 };
 
 function format(value: number | undefined, unit: string): string {

@@ -13,7 +13,7 @@ export interface CheckpointWorkerData {
 const port = parentPort;
 if (!port) throw new Error('checkpoint-worker.js runs as a worker thread');
 const { databaseFile, intervalMs } = workerData as CheckpointWorkerData;
-const store = openStore(databaseFile, 'relaxed');
+const store = await openStore(databaseFile, 'relaxed');
 // A PASSIVE checkpoint takes no lock that a writer waits for: a look at a log already copied
 // costs a few microseconds.
 const timer = setInterval(() => {
@@ -25,6 +25,6 @@ const timer = setInterval(() => {
 }, intervalMs);
 port.once('message', () => {
   clearInterval(timer);
-  store.close();
+  void store.close();
   port.close();
 });

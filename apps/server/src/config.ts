@@ -2,19 +2,22 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type {
-  ContainerEngineName,
-  LogLevel,
-  NotifierOptions,
-  RetentionOptions,
-  SmtpOptions,
-  UidRange,
+import {
+  type ContainerEngineName,
+  isPostgresUrl,
+  type LogLevel,
+  type NotifierOptions,
+  type RetentionOptions,
+  type SmtpOptions,
+  type UidRange,
 } from '@pipewright/server';
 
 export interface ServeConfig {
   host: string;
   port: number;
   dataDir: string;
+  /** A PostgreSQL database's URL; without one, the SQLite file of the data directory. */
+  database?: string;
   tlsCert?: string;
   tlsKey?: string;
   insecureHttp: boolean;
@@ -52,9 +55,9 @@ export const DEFAULT_TASK_USERS: UidRange = { first: 2_000_000_000, last: 2_000_
 
 export const USAGE = `Usage:
   pipewright-server [options]                 run the server
-  pipewright-server create-organization NAME --admin-email EMAIL [--data-dir DIR]
-  pipewright-server create-account --organization NAME --email EMAIL --role admin|user [--data-dir DIR]
-  pipewright-server create-api-key --email EMAIL [--data-dir DIR]
+  pipewright-server create-organization NAME --admin-email EMAIL [--data-dir DIR | --database URL]
+  pipewright-server create-account --organization NAME --email EMAIL --role admin|user [--data-dir DIR | --database URL]
+  pipewright-server create-api-key --email EMAIL [--data-dir DIR | --database URL]
 
 Admin commands work while the server runs; each prints the new API key alone on the
 last line of its output.
@@ -62,6 +65,8 @@ last line of its output.
 Options (each also read from the environment variable named beside it):
   --listen HOST:PORT    address to serve on (PIPEWRIGHT_LISTEN, default 127.0.0.1:8443)
   --data-dir DIR        database, certificate and first API key (PIPEWRIGHT_DATA_DIR, default ./data)
+  --database URL        a PostgreSQL database, postgres://USER@HOST/NAME, which several servers
+                        may share (PIPEWRIGHT_DATABASE); default: SQLite, in the data directory
   --tls-cert FILE       PEM certificate (PIPEWRIGHT_TLS_CERT); without one, a self-signed
                         certificate for localhost and 127.0.0.1 is made in DIR/tls/
   --tls-key FILE        PEM private key of --tls-cert (PIPEWRIGHT_TLS_KEY)
@@ -176,6 +181,7 @@ function parse(argv: string[]) {
     options: {
       listen: { type: 'string' },
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'insecure-http': { type: 'boolean' },
@@ -217,6 +223,18 @@ export function dataDirOf(values: ParsedCommand['values'], env: Env): string {
   return resolve((values['data-dir'] as string | undefined) ?? env.PIPEWRIGHT_DATA_DIR ?? './data');
 }
 
+/** The PostgreSQL database asked for, if any (else the data directory's SQLite file is the database). */
+export function databaseOf(values: ParsedCommand['values'], env: Env): string | undefined {
+  const url = (values.database as string | undefined) ?? env.PIPEWRIGHT_DATABASE;
+  if (url === undefined || url === '') return undefined;
+  if (!isPostgresUrl(url)) throw new UsageError('--database wants a URL postgres://USER@HOST/NAME');
+  return url;
+}
+
+function withDatabase(database: string | undefined): { database?: string } {
+  return database === undefined ? {} : { database };
+}
+
 /** A whole number from a flag or its variable, with a default. */
 function count(
   values: ParsedCommand['values'],
@@ -245,6 +263,7 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     host: match[1].replace(/^\[(.*)\]$/, '$1'),
     port,
     dataDir: dataDirOf(values, env),
+    ...withDatabase(databaseOf(values, env)),
     ...(tlsCert && tlsKey ? { tlsCert: resolve(tlsCert), tlsKey: resolve(tlsKey) } : {}),
     insecureHttp: values['insecure-http'] === true || env.PIPEWRIGHT_INSECURE_HTTP === '1',
     logLevel: logLevel as LogLevel,

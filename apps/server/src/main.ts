@@ -1,5 +1,13 @@
 import { createProvisioningService, DomainError, openStore } from '@pipewright/server';
-import { dataDirOf, type ParsedCommand, parseCommand, serveConfig, USAGE, UsageError } from './config.js';
+import {
+  databaseOf,
+  dataDirOf,
+  type ParsedCommand,
+  parseCommand,
+  serveConfig,
+  USAGE,
+  UsageError,
+} from './config.js';
 import { privateDatabaseFile, StartupError } from './data-dir.js';
 import { serve } from './serve.js';
 
@@ -12,7 +20,9 @@ function required(values: ParsedCommand['values'], name: string): string {
 /** Runs one admin command against the database of the data directory, and prints the key. */
 async function administer(parsed: ParsedCommand): Promise<void> {
   const { command, positionals, values } = parsed;
-  const store = openStore(privateDatabaseFile(dataDirOf(values, process.env)));
+  const store = await openStore(
+    databaseOf(values, process.env) ?? privateDatabaseFile(dataDirOf(values, process.env)),
+  );
   try {
     const provisioning = createProvisioningService(store, () => new Date());
     let apiKey: string;
@@ -36,7 +46,7 @@ async function administer(parsed: ParsedCommand): Promise<void> {
     }
     process.stdout.write(`${apiKey}\n`);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -10,25 +10,26 @@ import { createPurger, openStore, type RetentionOptions } from '@pipewright/serv
 const PURGE_NICENESS = 10;
 
 export interface PurgeWorkerData {
-  databaseFile: string;
+  /** The SQLite file or PostgreSQL URL of the server's database. */
+  database: string;
   retention: RetentionOptions;
 }
 
 const port = parentPort;
 if (!port) throw new Error('purge-worker.js runs as a worker thread');
-const { databaseFile, retention } = workerData as PurgeWorkerData;
+const { database, retention } = workerData as PurgeWorkerData;
 // A lower CPU priority for this thread alone, so that the API's thread comes first on a busy
 // machine: on Linux a thread's own id names it to setpriority(). Elsewhere, the usual priority.
 try {
   setPriority(Number(readlinkSync('/proc/thread-self').split('/').at(-1)), PURGE_NICENESS);
 } catch {}
 // Its deletions need not reach the disk at each commit: a batch a power cut undoes is purged again.
-const store = openStore(databaseFile, 'relaxed');
+const store = await openStore(database, 'relaxed');
 const purger = createPurger(store, retention);
 port.once('message', () => void purger.stop());
 try {
   port.postMessage(await purger.purgeOnce());
 } finally {
-  store.close();
+  await store.close();
   port.close();
 }

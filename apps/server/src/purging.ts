@@ -26,7 +26,7 @@ export interface Purging {
  */
 export function startPurging(
   store: Store,
-  databaseFile: string,
+  database: string,
   retention: RetentionOptions,
   logger: Logger,
 ): Purging {
@@ -57,7 +57,7 @@ export function startPurging(
     // The server may have begun to stop while it looked: no pass starts then.
     if (!work || stopping) return next();
     const pass = new Worker(new URL('./purge-worker.js', import.meta.url), {
-      workerData: { databaseFile, retention } satisfies PurgeWorkerData,
+      workerData: { database, retention } satisfies PurgeWorkerData,
     });
     worker = pass;
     pass.on('message', (counts: PurgeCounts) => {

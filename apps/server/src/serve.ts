@@ -1,6 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { composeServer, createJsonLogger, createSecretBox, type Logger } from '@pipewright/server';
+import {
+  composeServer,
+  createJsonLogger,
+  createSecretBox,
+  type Logger,
+  lockServerDatabase,
+} from '@pipewright/server';
 import { startCheckpointing } from './checkpointing.js';
 import type { ServeConfig } from './config.js';
 import { chooseContainerEngine, containerInstance } from './container-engine.js';
@@ -18,10 +24,22 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Past a file size limit (ulimit -f) the kernel sends SIGXFSZ, which kills by default:
   // handled, the write fails instead, like on a full disk, and the API answers 503.
   process.on('SIGXFSZ', () => undefined);
-  const databaseFile = privateDatabaseFile(config.dataDir);
+  // PostgreSQL when asked for, else the data directory's SQLite file.
+  const database = config.database ?? privateDatabaseFile(config.dataDir);
   const serverLock = await lockDataDir(config.dataDir, (until) =>
     logger.info('waiting for the server stopping on the data directory', { until: until.toISOString() }),
   );
+  // On PostgreSQL, the one server of the database too: another server waits (store/postgres.ts).
+  const databaseLock = config.database
+    ? await lockServerDatabase(
+        config.database,
+        () => logger.info('waiting for the server that uses the database to stop'),
+        (error) => {
+          logger.error('another server took the lock of the database; stopping', { error: error.message });
+          process.kill(process.pid, 'SIGTERM');
+        },
+      )
+    : undefined;
   const taskUsers = chooseTaskUsers(config, logger);
   const identityKey = loadIdentityKey(config.dataDir, config.identityKeyFile);
   let tls: Awaited<ReturnType<typeof ensureCertificate>> | undefined;
@@ -34,8 +52,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     taskUsers !== undefined,
     tls?.selfSigned ? tls.cert : undefined,
   );
-  const server = composeServer({
-    databaseFile,
+  const server = await composeServer({
+    database,
     secrets: createSecretBox(identityKey.key),
     logger,
     work: {
@@ -75,8 +93,9 @@ export async function serve(config: ServeConfig): Promise<void> {
   if (!tls) logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   else if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
 
-  // Once the stores above have brought the schema up to date: the thread opens its own connection.
-  const checkpointing = startCheckpointing(databaseFile, logger);
+  // Once the stores above have brought the schema up to date: the thread opens its own
+  // connection. SQLite's alone: PostgreSQL checkpoints by itself.
+  const checkpointing = config.database ? undefined : startCheckpointing(database, logger);
   const port = await server.listen(config.port, config.host);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   // Tasks, and the person at this host, reach the server on loopback when it listens everywhere.
@@ -87,15 +106,16 @@ export async function serve(config: ServeConfig): Promise<void> {
   logger.info('listening', { url: `${scheme}://${host}:${port}/v0`, data_dir: config.dataDir });
   server.start({ apiUrl: localUrl, caFile: workRoot.caFile });
   // Expired data goes in short batches, on a thread of its own.
-  const purging = startPurging(server.workStore, databaseFile, config.retention, logger);
+  const purging = startPurging(server.workStore, database, config.retention, logger);
 
   onStopSignal(logger, async () => {
     serverLock.announceStop(config.stopDeadlineMs + config.abortGraceMs);
     // Side by side, so that the stop lasts no longer than it announced. The purge's looks stop
     // at once (its thread has a connection of its own): the stores can close meanwhile.
     await Promise.all([purging.stop(), server.stop(config.stopDeadlineMs)]);
-    await checkpointing.stop();
+    await checkpointing?.stop();
     taskUsers?.claim.release();
+    await databaseLock?.release();
     serverLock.release();
   });
 }

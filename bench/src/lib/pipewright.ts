@@ -86,9 +86,13 @@ export function openReadOnly(dataDir: string): Database.Database {
  * Polls (every `intervalMs`, 20 ms unless told, at most `timeoutMs`) until `done()` is true. What
  * ends between two polls is seen up to `intervalMs` late: a timed run polls often.
  */
-export async function until(done: () => boolean, timeoutMs: number, intervalMs = 20): Promise<void> {
+export async function until(
+  done: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 20,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > deadline) throw new Error('benchmark did not finish in time');
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

@@ -54,6 +54,8 @@ export {
   type Checkpoints,
   type Durability,
   type ExclusiveLock,
+  isPostgresUrl,
+  lockServerDatabase,
   openStore,
   type Store,
   takeExclusiveLock,

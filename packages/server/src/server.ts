@@ -12,8 +12,11 @@ import { createTicker, type TickerOptions } from './sources/time-ticker.js';
 import { type Checkpoints, openStore } from './store/index.js';
 
 export interface ServerOptions {
-  /** The SQLite file that holds all the server's data. */
-  databaseFile: string;
+  /**
+   * Where all the server's data is: a SQLite file, or the URL of a PostgreSQL database
+   * (`postgres://...`), which several servers may share.
+   */
+  database: string;
   /** The identity key: the services seal identities with it, tasks and notifications open them. */
   secrets: SecretBox;
   logger?: Logger;
@@ -43,16 +46,16 @@ export interface ServerOptions {
 }
 
 /**
- * The whole server over one database file: its stores, runner, scheduler, ticker, services,
+ * The whole server over one database: its stores, runner, scheduler, ticker, services,
  * notifier, HTTP API and listener, wired the same for the program and for tests. Nothing runs
  * until `listen` and `start`.
  */
-export function composeServer(options: ServerOptions) {
+export async function composeServer(options: ServerOptions) {
   const logger = options.logger ?? silentLogger;
-  const store = openStore(options.databaseFile, 'full', options.checkpoints);
+  const store = await openStore(options.database, 'full', options.checkpoints);
   // The scheduler's bookkeeping (claims, step records) and the notifier write through a
   // connection that does not sync every commit: what the API acknowledges still does, through `store`.
-  const workStore = openStore(options.databaseFile, 'relaxed', options.checkpoints);
+  const workStore = await openStore(options.database, 'relaxed', options.checkpoints);
   const { secrets } = options;
   const runner = createRunner(options.work);
   // The scheduler tells live streams of its commits (through the services, made after it).
@@ -119,13 +122,12 @@ export function composeServer(options: ServerOptions) {
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
       await closed;
-      workStore.close();
-      store.close();
+      await Promise.all([workStore.close(), store.close()]);
     },
   };
 }
 
-export type ComposedServer = ReturnType<typeof composeServer>;
+export type ComposedServer = Awaited<ReturnType<typeof composeServer>>;
 
 /** The HTTP or HTTPS server of `app`, with the timeouts asked for. */
 function listener(app: ReturnType<typeof createApp>, options: ServerOptions): Server {

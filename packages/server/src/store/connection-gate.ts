@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
+import { isPostgresUrl } from './postgres.js';
 
 /**
  * Keeps the transactions of one database file, on this thread, from meeting anything else.
@@ -64,10 +65,13 @@ function createConnectionGate(): ConnectionGate {
 
 const gates = new Map<string, ConnectionGate>();
 
-/** The gate of the database `file` on this thread; an in-memory database has one of its own. */
-export function connectionGate(file: string): ConnectionGate {
-  if (file === ':memory:' || file === '') return createConnectionGate();
-  const key = resolve(file);
+/**
+ * The gate of `database` on this thread: a SQLite file (an in-memory database has one of its
+ * own), or a PostgreSQL URL, whose transactions take their turns on it too.
+ */
+export function connectionGate(database: string): ConnectionGate {
+  if (database === ':memory:' || database === '') return createConnectionGate();
+  const key = isPostgresUrl(database) ? database : resolve(database);
   let gate = gates.get(key);
   if (!gate) {
     gate = createConnectionGate();

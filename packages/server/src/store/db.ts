@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
 
-const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const MIGRATIONS_DIR = new URL('./migrations/sqlite/', import.meta.url);
 
 /**
  * How commits reach the disk. `full`: each commit is synced before it returns, so a write

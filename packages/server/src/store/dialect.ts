@@ -37,6 +37,8 @@ export interface Dialect {
    * very same expression (migrations write it the same way).
    */
   jsonText(column: string, ...path: string[]): RawBuilder<string | null>;
+  /** The number at `path` of the JSON document that `column` holds, or null; literals as for jsonText. */
+  jsonNumber(column: string, ...path: string[]): RawBuilder<number | null>;
   /** Whether `value` is one of `list`: a statement of one text whatever the list's length. */
   oneOf(value: Operand, list: readonly string[]): RawBuilder<SqlBool>;
   /** The strings of the JSON array that the text `json` holds, as a table named `alias` with one column, `value`. */
@@ -50,8 +52,13 @@ export interface Dialect {
   readonly now: RawBuilder<string>;
   /** The bytes of a text in UTF-8. */
   byteLength(text: Operand): RawBuilder<number>;
-  /** The days from the Unix epoch to a stored time, with their fraction. */
-  epochDays(time: Operand): RawBuilder<number>;
+  /**
+   * A stored time as days, with their fraction, from an epoch of the database's own: to compare
+   * with another, or to add days to, where an index is on such a sum (pipelines_expiring): on
+   * SQLite julianday(), as migration 009 wrote it (an index on an expression serves only the
+   * very same expression); on PostgreSQL epoch_days(), as its schema does.
+   */
+  dayNumber(time: Operand): RawBuilder<number>;
   /** The texts of `text` over a group concatenated in the order of `order`. */
   concatenated(text: Operand, order: Operand): RawBuilder<string>;
 }
@@ -87,6 +94,8 @@ export const sqlite: Dialect = {
   q: compileOnly('sqlite'),
   jsonText: (column, ...path) =>
     sql`json_extract(${sql.ref(column)}, ${sql.lit(`$.${path.map(propertyName).join('.')}`)})`,
+  jsonNumber: (column, ...path) =>
+    sql`json_extract(${sql.ref(column)}, ${sql.lit(`$.${path.map(propertyName).join('.')}`)})`,
   oneOf: (value, list) => sql`${value} IN (SELECT value FROM json_each(${JSON.stringify(list)}))`,
   jsonStrings: (json, alias) => sql<{ value: string }>`json_each(${json})`.as(alias),
   // The alias comes before the hint: `tasks AS tasks INDEXED BY tasks_ready`.
@@ -96,8 +105,7 @@ export const sqlite: Dialect = {
     ),
   now: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
   byteLength: (text) => sql<number>`length(CAST(${text} AS BLOB))`,
-  // julianday() counts from noon in 4714 BC; the Unix epoch is its day 2440587.5.
-  epochDays: (time) => sql<number>`(julianday(${time}) - 2440587.5)`,
+  dayNumber: (time) => sql<number>`julianday(${time})`,
   concatenated: (text, order) => sql<string>`group_concat(${text}, '' ORDER BY ${order})`,
 };
 
@@ -107,11 +115,14 @@ export const postgres: Dialect = {
   // Texts hold the JSON (as on SQLite): jsonb reads them; #>> gives the text at a path.
   jsonText: (column, ...path) =>
     sql`(${sql.ref(column)}::jsonb #>> ${sql.lit(`{${path.map(propertyName).join(',')}}`)})`,
+  jsonNumber: (column, ...path) =>
+    sql`(${sql.ref(column)}::jsonb #>> ${sql.lit(`{${path.map(propertyName).join(',')}}`)})::float8`,
   oneOf: (value, list) => sql`${value} = ANY(${list}::text[])`,
   jsonStrings: (json, alias) => sql<{ value: string }>`jsonb_array_elements_text(${json}::jsonb)`.as(alias),
   indexed: (table) => sql<DB[typeof table]>`${sql.table(table)}`.as(table),
   now: sql<string>`to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
   byteLength: (text) => sql<number>`octet_length(${text})`,
-  epochDays: (time) => sql<number>`(extract(epoch FROM ${time}::timestamptz)::float8 / 86400)`,
+  // A function of the schema's (migrations/postgres), IMMUTABLE so that an index can be on it.
+  dayNumber: (time) => sql<number>`epoch_days(${time})`,
   concatenated: (text, order) => sql<string>`string_agg(${text}, '' ORDER BY ${order})`,
 };

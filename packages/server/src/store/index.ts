@@ -1,3 +1,4 @@
+import type { PoolClient, QueryConfig } from 'pg';
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
 import { createChangeStamp } from './change-stamp.js';
@@ -5,17 +6,18 @@ import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { connectionGate } from './connection-gate.js';
 import { type Checkpoints, type Db, type Durability, openDatabase } from './db.js';
-import { type Dialect, sqlite } from './dialect.js';
+import { type Dialect, postgres, sqlite } from './dialect.js';
 import { createEventStore } from './events.store.js';
 import { createIdentityStore } from './identities.store.js';
 import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
+import { connectPostgres, isPostgresUrl, transactionExecutor } from './postgres.js';
 import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
-import { sqliteExecutor } from './sql.js';
+import { type Executor, sqliteExecutor } from './sql.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createStepOutputStore } from './step-output.store.js';
 import { createTaskKeyStore } from './task-keys.store.js';
@@ -38,6 +40,7 @@ export type {
   NotificationTarget,
 } from './notification-deliveries.store.js';
 export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
+export { isPostgresUrl, lockServerDatabase, type ServerLock as DatabaseServerLock } from './postgres.js';
 export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
@@ -46,35 +49,30 @@ export type { TaskFilters } from './tasks.store.js';
 export type { TimeTrigger } from './trigger-schedules.store.js';
 export type { WebhookRecord, WebhookTarget } from './webhooks.store.js';
 
-/**
- * Every table's store over one connection. Those whose queries Kysely builds run them through
- * the connection's executor; the others still run better-sqlite3's statements themselves.
- * Either way a query runs at once, on this thread.
- */
-function createTables(db: Db, d: Dialect) {
-  const x = sqliteExecutor(db);
+/** Every table's store: queries built in the dialect `d`, run by the executor `x` of one connection (or pool). */
+function createTables(d: Dialect, x: Executor) {
   const { q } = d;
   return {
     organizations: createOrganizationStore(q, x),
     accounts: createAccountStore(q, x),
     apiKeys: createApiKeyStore(d, x),
     projects: createProjectStore(q, x),
-    resources: createResourceStore(db, q, x),
+    resources: createResourceStore(q, x),
     triggers: createTriggerStore(d, x),
     triggerSchedules: createTriggerScheduleStore(d, x),
     webhooks: createWebhookStore(q, x),
     events: createEventStore(q, x),
     commandExecutions: createCommandExecutionStore(q, x),
-    pipelines: createPipelineStore(db, q, x),
-    tasks: createTaskStore(db, q, x),
-    stepExecutions: createStepExecutionStore(db),
+    pipelines: createPipelineStore(d, x),
+    tasks: createTaskStore(d, x),
+    stepExecutions: createStepExecutionStore(d, x),
     taskKeys: createTaskKeyStore(q, x),
     scratchpads: createScratchpadStore(d, x),
     identities: createIdentityStore(q, x),
-    retention: createRetentionStore(db),
+    retention: createRetentionStore(d, x),
     changes: createChangeStore(q, x),
     stepOutput: createStepOutputStore(d, x),
-    notificationDeliveries: createNotificationDeliveryStore(db, q, x),
+    notificationDeliveries: createNotificationDeliveryStore(d, x),
   };
 }
 
@@ -94,6 +92,24 @@ export interface Transaction extends Tables {
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/** Every table's store over one database, and the way to group writes atomically. */
+export interface Store extends Tables {
+  /** Differs after anything is committed that this process may have read before (caches compare it). */
+  changeStamp(): string;
+  /**
+   * Runs `fn` in a transaction that holds the database's write lock from its start, through
+   * the stores it is given: those of the store itself would wait for the transaction to end.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * SQLite: copies what the write-ahead log holds into the database file, as far as readers
+   * allow, without waiting for any lock (a PASSIVE checkpoint); returns the pages of the log,
+   * and those copied so far. PostgreSQL checkpoints by itself: nothing to copy.
+   */
+  checkpoint(): { logPages: number; copiedPages: number };
+  close(): Promise<void>;
+}
+
 /** Each method of each table's store, run as `call` runs it. */
 function answering(
   tables: SyncTables,
@@ -111,20 +127,29 @@ function answering(
   return wrapped as unknown as Tables;
 }
 
+/** A method's result as a promise, its exception as a rejection. */
+function run(method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
+  try {
+    return Promise.resolve(method(...args));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /**
- * Every table's store over one database, and the way to group writes atomically. The stores
- * answer with promises (a step towards a database server, issue #26); on SQLite, calls run at
- * once unless a transaction of this database file holds the gate (connection-gate.ts).
+ * The store over a SQLite connection. Its queries run at once, on this thread, unless a
+ * transaction of this database file holds the gate (connection-gate.ts).
  */
-export function createStore(db: Db) {
+export function createStore(db: Db): Store {
   const gate = connectionGate(db.name);
-  const sync = createTables(db, sqlite);
+  const x = sqliteExecutor(db);
+  const sync = createTables(sqlite, x);
   // Inside a transaction, which holds the gate: calls run at once.
   const savepoint = db.prepare('SAVEPOINT part');
   const release = db.prepare('RELEASE part');
   const undo = db.prepare('ROLLBACK TO part');
   const inside: Transaction = {
-    ...answering(sync, async (method, args) => method(...args)),
+    ...answering(sync, run),
     async savepoint<T>(fn: () => Promise<T>): Promise<T> {
       savepoint.run();
       try {
@@ -149,12 +174,8 @@ export function createStore(db: Db) {
   const rollback = db.prepare('ROLLBACK');
   return {
     ...outside,
-    /** Differs after anything is committed, by this connection or another (see change-stamp.ts). */
     changeStamp: createChangeStamp(db),
-    /**
-     * Runs `fn` in an IMMEDIATE transaction (it takes the write lock before reading), through
-     * the stores it is given: those of the store itself would wait for the transaction to end.
-     */
+    // IMMEDIATE: it takes the write lock before reading.
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
       return gate.exclusive(() =>
@@ -171,36 +192,100 @@ export function createStore(db: Db) {
         }),
       );
     },
-    /**
-     * Copies what the write-ahead log holds into the database file, as far as readers allow,
-     * without waiting for any lock (a PASSIVE checkpoint); returns the pages of the log, and
-     * those copied so far.
-     */
-    checkpoint(): { logPages: number; copiedPages: number } {
+    checkpoint() {
       const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
       return { logPages: result?.log ?? 0, copiedPages: result?.checkpointed ?? 0 };
     },
-    close(): void {
+    async close() {
       db.close();
     },
   };
 }
 
-/** A method's result as a promise, its exception as a rejection. */
-function run(method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
-  try {
-    return Promise.resolve(method(...args));
-  } catch (error) {
-    return Promise.reject(error);
+/** Commits of writes to each PostgreSQL database by this process: its stores' change stamp. */
+const commits = new Map<string, { count: number }>();
+
+/**
+ * The store over a PostgreSQL database (postgres.ts): its queries run on a pool of
+ * connections, beside one another; its transactions take turns on this process's gate, and
+ * its writes hold the database's write lock, as SQLite's do.
+ */
+async function openPostgresStore(url: string, durability: Durability): Promise<Store> {
+  let counter = commits.get(url);
+  if (!counter) {
+    counter = { count: 0 };
+    commits.set(url, counter);
   }
+  const own = counter;
+  const connection = await connectPostgres(url, durability, () => {
+    own.count += 1;
+  });
+  const gate = connectionGate(url);
+  const outside = answering(createTables(postgres, connection.executor), (method, args) => {
+    gate.checkOutside();
+    return run(method, args);
+  });
+  // The client of the transaction under way: transactions take turns, one at a time.
+  let client: PoolClient | undefined;
+  const current = {
+    query: (config: QueryConfig) => {
+      if (!client) throw new Error('no transaction is under way');
+      return client.query(config);
+    },
+  };
+  const inside: Transaction = {
+    ...answering(createTables(postgres, transactionExecutor(current)), run),
+    async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+      await current.query({ text: 'SAVEPOINT part' });
+      try {
+        const result = await fn();
+        await current.query({ text: 'RELEASE SAVEPOINT part' });
+        return result;
+      } catch (error) {
+        await current.query({ text: 'ROLLBACK TO SAVEPOINT part' });
+        await current.query({ text: 'RELEASE SAVEPOINT part' });
+        throw error;
+      }
+    },
+  };
+  return {
+    ...outside,
+    // Commits of this process only: several instances are issue #26's next step.
+    changeStamp: () => String(own.count),
+    transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+      gate.checkOutside();
+      return gate.exclusive(() =>
+        gate.within(async () => {
+          const started = await connection.begin();
+          client = started;
+          let result: T;
+          try {
+            result = await fn(inside);
+          } catch (error) {
+            client = undefined;
+            await connection.end(started, false).catch(() => {});
+            throw error;
+          }
+          client = undefined;
+          await connection.end(started, true);
+          return result;
+        }),
+      );
+    },
+    checkpoint: () => ({ logPages: 0, copiedPages: 0 }),
+    close: () => connection.pool.end(),
+  };
 }
 
-export type Store = ReturnType<typeof createStore>;
-
-export function openStore(
-  file: string,
+/**
+ * Opens the store of `database`: a PostgreSQL database's URL (postgres://...), or a SQLite
+ * file, created if need be. Either way its schema is brought up to date first.
+ */
+export async function openStore(
+  database: string,
   durability: Durability = 'full',
   checkpoints: Checkpoints = 'auto',
-): Store {
-  return createStore(openDatabase(file, durability, checkpoints));
+): Promise<Store> {
+  if (isPostgresUrl(database)) return openPostgresStore(database, durability);
+  return createStore(openDatabase(database, durability, checkpoints));
 }

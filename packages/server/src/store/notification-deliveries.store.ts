@@ -1,7 +1,8 @@
 import type { Schemas } from '@pipewright/types';
+import { type Selectable, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
-import type { Db } from './db.js';
-import type { QueryBuilder } from './dialect.js';
+import type { Dialect } from './dialect.js';
+import type { NotificationAttempts } from './generated/database.js';
 import { paginate } from './paginate.js';
 import type { Executor } from './sql.js';
 
@@ -50,7 +51,7 @@ export interface NotificationDeliveryFilters {
   status?: DeliveryStatus | undefined;
 }
 
-interface DeliveryRow extends Record<string, unknown> {
+interface DeliveryRow {
   id: string;
   project_id: string;
   pipeline_id: string;
@@ -64,14 +65,7 @@ interface DeliveryRow extends Record<string, unknown> {
   end_time: string | null;
 }
 
-interface AttemptRow {
-  number: number;
-  start_time: string;
-  duration_ms: number;
-  succeeded: number;
-  status_code: number | null;
-  error: string | null;
-}
+type AttemptRow = Selectable<NotificationAttempts>;
 
 function toAttempt(row: AttemptRow): NotificationAttempt {
   return {
@@ -84,53 +78,13 @@ function toAttempt(row: AttemptRow): NotificationAttempt {
   };
 }
 
-export function createNotificationDeliveryStore(db: Db, q: QueryBuilder, x: Executor) {
-  const insert = db.prepare(
-    `INSERT INTO notification_deliveries (id, project_id, pipeline_id, pipeline_status, channel, target,
-                                          payload, status, creation_time, next_attempt_time)
-     VALUES (@id, @project_id, @pipeline_id, @pipeline_status, @channel, @target,
-             @payload, 'pending', @creation_time, @next_attempt_time)`,
-  );
-  // Reads the pipelines table: the notifications are a part of the spec a pipeline keeps, and
-  // only they are read (json_extract), not the whole spec, at every end of a pipeline.
-  const notificationsOf = db.prepare<
-    [string],
-    { project_id: string; project_name: string; notifications: string | null }
-  >(
-    `SELECT pipelines.project_id, projects.name AS project_name,
-            json_extract(pipelines.spec, '$.data.notifications') AS notifications
-     FROM pipelines JOIN projects ON projects.id = pipelines.project_id
-     WHERE pipelines.id = ?`,
-  );
-  const due = db.prepare<
-    [string, number],
-    { id: string; project_id: string; target: string; payload: string }
-  >(
-    `SELECT id, project_id, target, payload FROM notification_deliveries
-     WHERE status = 'pending' AND next_attempt_time <= ?
-     ORDER BY next_attempt_time, id LIMIT ?`,
-  );
-  const postpone = db.prepare<[string, string]>(
-    `UPDATE notification_deliveries SET next_attempt_time = ? WHERE id = ? AND status = 'pending'`,
-  );
-  const addAttempt = db.prepare(
-    `INSERT INTO notification_attempts (delivery_id, number, start_time, duration_ms, succeeded, status_code, error)
-     SELECT @id, COALESCE(MAX(number), 0) + 1, @start_time, @duration_ms, @succeeded, @status_code, @error
-     FROM notification_attempts WHERE delivery_id = @id
-     RETURNING number`,
-  );
-  const exists = db.prepare<[string], { status: DeliveryStatus }>(
-    'SELECT status FROM notification_deliveries WHERE id = ?',
-  );
-  const settle = db.prepare(
-    `UPDATE notification_deliveries SET status = @status, next_attempt_time = @next_attempt_time, end_time = @end_time
-     WHERE id = @id`,
-  );
-  const attemptsOf = db.prepare<[string], AttemptRow>(
-    'SELECT * FROM notification_attempts WHERE delivery_id = ? ORDER BY number',
-  );
+export function createNotificationDeliveryStore(d: Dialect, x: Executor) {
+  const { q } = d;
+  const deliveries = q.selectFrom('notification_deliveries');
+  const attemptsOf = (id: string) =>
+    x.all(q.selectFrom('notification_attempts').selectAll().where('delivery_id', '=', id).orderBy('number'));
 
-  const toDelivery = (row: DeliveryRow): NotificationDelivery => ({
+  const toDelivery = (row: DeliveryRow, attempts: AttemptRow[]): NotificationDelivery => ({
     id: row.id,
     project_id: row.project_id,
     pipeline_id: row.pipeline_id,
@@ -142,22 +96,43 @@ export function createNotificationDeliveryStore(db: Db, q: QueryBuilder, x: Exec
       ? { next_attempt_time: row.next_attempt_time }
       : {}),
     ...(row.end_time === null ? {} : { end_time: row.end_time }),
-    attempts: attemptsOf.all(row.id).map(toAttempt),
+    attempts: attempts.map(toAttempt),
     payload: JSON.parse(row.payload),
   });
 
   return {
-    insert(delivery: NewNotificationDelivery): void {
-      const { target, ...rest } = delivery;
-      insert.run({
-        ...rest,
-        channel: 'webhook' in target ? 'webhook' : 'email',
-        target: JSON.stringify(target),
-      });
+    async insert(delivery: NewNotificationDelivery): Promise<void> {
+      const { target } = delivery;
+      await x.run(
+        q.insertInto('notification_deliveries').values({
+          id: delivery.id,
+          project_id: delivery.project_id,
+          pipeline_id: delivery.pipeline_id,
+          pipeline_status: delivery.pipeline_status,
+          channel: 'webhook' in target ? 'webhook' : 'email',
+          target: JSON.stringify(target),
+          payload: delivery.payload,
+          status: 'pending',
+          creation_time: delivery.creation_time,
+          next_attempt_time: delivery.next_attempt_time,
+        }),
+      );
     },
     /** The notifications of a pipeline's spec (none: an empty list), or undefined for no such pipeline. */
-    pipelineNotifications(pipelineId: string): PipelineNotifications | undefined {
-      const row = notificationsOf.get(pipelineId);
+    async pipelineNotifications(pipelineId: string): Promise<PipelineNotifications | undefined> {
+      // Reads the pipelines table: the notifications are a part of the spec a pipeline keeps, and
+      // only they are read (jsonText), not the whole spec, at every end of a pipeline.
+      const row = await x.first(
+        q
+          .selectFrom('pipelines')
+          .innerJoin('projects', 'projects.id', 'pipelines.project_id')
+          .select([
+            'pipelines.project_id',
+            'projects.name as project_name',
+            d.jsonText('pipelines.spec', 'data', 'notifications').as('notifications'),
+          ])
+          .where('pipelines.id', '=', pipelineId),
+      );
       if (!row) return undefined;
       return {
         project_id: row.project_id,
@@ -166,54 +141,90 @@ export function createNotificationDeliveryStore(db: Db, q: QueryBuilder, x: Exec
       };
     },
     /** Pending deliveries due at `now`, the longest due first, at most `limit`. */
-    due(now: string, limit: number): ClaimedNotificationDelivery[] {
-      return due.all(now, limit).map((row) => ({ ...row, target: JSON.parse(row.target) }));
+    async due(now: string, limit: number): Promise<ClaimedNotificationDelivery[]> {
+      // `status = 'pending'` as a literal: the WHERE of the partial index notification_deliveries_due.
+      const rows = await x.all(
+        deliveries
+          .select(['id', 'project_id', 'target', 'payload'])
+          .where('status', '=', sql.lit('pending'))
+          .where('next_attempt_time', '<=', now)
+          .orderBy('next_attempt_time')
+          .orderBy('id')
+          .limit(limit),
+      );
+      return rows.map((row) => ({ ...row, target: JSON.parse(row.target) }));
     },
     /** Moves the next attempt of a pending delivery to `time`. */
-    postpone(id: string, time: string): void {
-      postpone.run(time, id);
+    async postpone(id: string, time: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('notification_deliveries')
+          .set({ next_attempt_time: time })
+          .where('id', '=', id)
+          .where('status', '=', sql.lit('pending')),
+      );
     },
     /**
      * Records an attempt (numbered after the last one) and where the delivery stands after it;
      * returns the attempt's number, or undefined when the delivery is gone (its pipeline deleted).
      */
-    recordAttempt(
+    async recordAttempt(
       id: string,
       attempt: Omit<NotificationAttempt, 'number'>,
       next: (number: number) => DeliveryNext,
-    ): number | undefined {
-      if (!exists.get(id)) return undefined;
-      const { number } = addAttempt.get({
-        id,
-        start_time: attempt.start_time,
-        duration_ms: attempt.duration_ms,
-        succeeded: attempt.succeeded ? 1 : 0,
-        status_code: attempt.status_code ?? null,
-        error: attempt.error ?? null,
-      }) as { number: number };
+    ): Promise<number | undefined> {
+      if (!(await x.first(deliveries.select('status').where('id', '=', id)))) return undefined;
+      const added = await x.first(
+        q
+          .insertInto('notification_attempts')
+          .values((eb) => ({
+            delivery_id: id,
+            // After the last attempt's, read by the statement that inserts it.
+            number: eb
+              .selectFrom('notification_attempts')
+              .select((eb) => eb(eb.fn.coalesce(eb.fn.max('number'), eb.lit(0)), '+', eb.lit(1)).as('next'))
+              .where('delivery_id', '=', id),
+            start_time: attempt.start_time,
+            duration_ms: attempt.duration_ms,
+            succeeded: attempt.succeeded ? 1 : 0,
+            status_code: attempt.status_code ?? null,
+            error: attempt.error ?? null,
+          }))
+          .returning('number'),
+      );
+      const { number } = added as { number: number };
       const after = next(number);
-      settle.run({
-        id,
-        status: after.status,
-        next_attempt_time: after.status === 'pending' ? after.next_attempt_time : null,
-        end_time: after.status === 'pending' ? null : after.end_time,
-      });
+      await x.run(
+        q
+          .updateTable('notification_deliveries')
+          .set({
+            status: after.status,
+            next_attempt_time: after.status === 'pending' ? after.next_attempt_time : null,
+            end_time: after.status === 'pending' ? null : after.end_time,
+          })
+          .where('id', '=', id),
+      );
       return number;
     },
-    list(
+    async list(
       projectId: string,
       filters: NotificationDeliveryFilters,
       request: PageRequest,
     ): Promise<Page<NotificationDelivery>> {
-      let from = q.selectFrom('notification_deliveries').where('project_id', '=', projectId);
+      let from = deliveries.where('project_id', '=', projectId);
       if (filters.pipelineId !== undefined) from = from.where('pipeline_id', '=', filters.pipelineId);
       if (filters.status !== undefined) from = from.where('status', '=', filters.status);
-      return paginate(x, {
+      const page = await paginate<DeliveryRow, DeliveryRow>(x, {
         from,
         sorts: { id: 'id' },
         request,
-        toElement: toDelivery,
+        toElement: (row) => row,
       });
+      // The attempts of each delivery, in the order of the page.
+      const elements = await Promise.all(
+        page.elements.map(async (row) => toDelivery(row, await attemptsOf(row.id))),
+      );
+      return { ...page, elements };
     },
   };
 }

@@ -1,9 +1,8 @@
 import type { Schemas } from '@pipewright/types';
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
-import type { Db } from './db.js';
-import type { QueryBuilder } from './dialect.js';
+import type { Dialect } from './dialect.js';
 import type { Pipelines } from './generated/database.js';
 import { paginate } from './paginate.js';
 import type { Executor } from './sql.js';
@@ -36,24 +35,8 @@ export interface PendingState {
   released_through?: string;
 }
 
-interface PipelineRow extends Record<string, unknown> {
-  id: string;
-  org_id: string;
-  project_id: string;
-  name: string;
-  pipeline_id: string | null;
-  trigger_id: string | null;
-  command_id: string | null;
-  event_id: string;
-  event_time: string;
-  concurrent: number;
-  creation_time: string;
-  start_time: string | null;
-  end_time: string | null;
-  status: Status;
-  spec: string;
-  environment: string;
-}
+/** A row of pipelines, its status one of the statuses. */
+type PipelineRow = Omit<Selectable<Pipelines>, 'status'> & { status: Status };
 
 function toPipeline(row: PipelineRow): Pipeline {
   return {
@@ -113,94 +96,53 @@ function filterIndex(filters: PipelineFilters): string | undefined {
   return undefined;
 }
 
-export function createPipelineStore(db: Db, q: QueryBuilder, x: Executor) {
-  const insert = db.prepare(
-    `INSERT INTO pipelines (id, org_id, project_id, name, pipeline_id, trigger_id, command_id, event_id,
-                            event_time, concurrent, creation_time, status, spec, environment, queued, pending_tasks)
-     VALUES (@id, @org_id, @project_id, @name, @pipeline_id, @trigger_id, @command_id, @event_id,
-             @event_time, @concurrent, @creation_time, @status, @spec, @environment, @queued, @pending_tasks)`,
-  );
-  const byId = db.prepare<[string, string], PipelineRow>(
-    'SELECT * FROM pipelines WHERE project_id = ? AND id = ?',
-  );
-  const runContextById = db.prepare<[string], { event_id: string; environment: string }>(
-    'SELECT event_id, environment FROM pipelines WHERE id = ?',
-  );
-  const start = db.prepare(
-    `UPDATE pipelines SET status = 'started', start_time = @time WHERE id = @id AND status = 'created'`,
-  );
-  const finish = db.prepare<
-    { id: string; status: string; time: string },
-    { project_id: string; name: string; concurrent: number }
-  >(
-    `UPDATE pipelines SET status = @status, end_time = @time, queued = 0
-     WHERE id = @id AND status IN ('created', 'started')
-     RETURNING project_id, name, concurrent`,
-  );
-  const reset = db.prepare<{ id: string; queued: number }>(
-    `UPDATE pipelines SET status = 'created', start_time = NULL, end_time = NULL, queued = @queued WHERE id = @id`,
-  );
-  // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
-  const admitted = db.prepare<[string, string], { id: string }>(
-    `SELECT id FROM pipelines
-     WHERE project_id = ? AND name = ? AND concurrent = 0 AND queued = 0 AND status IN ('created', 'started')
-     LIMIT 1`,
-  );
-  const firstQueued = db.prepare<[string, string], { id: string }>(
-    `SELECT id FROM pipelines WHERE project_id = ? AND name = ? AND queued = 1 ORDER BY creation_time, id LIMIT 1`,
-  );
-  const admit = db.prepare<[string]>('UPDATE pipelines SET queued = 0 WHERE id = ?');
-  const pending = db.prepare<[string], PipelineRow & { queued: number; pending_tasks: string }>(
-    'SELECT * FROM pipelines WHERE id = ? AND pending_tasks IS NOT NULL',
-  );
-  const pendingState = db.prepare<
-    [string],
-    { status: Status; end_time: string | null; queued: number; released_through: string | null }
-  >(
-    `SELECT status, end_time, queued, released_through FROM pipelines
-     WHERE id = ? AND pending_tasks IS NOT NULL`,
-  );
-  const allPending = db.prepare<[], { id: string }>(
-    'SELECT id FROM pipelines WHERE pending_tasks IS NOT NULL',
-  );
-  const releaseThrough = db.prepare<[string, string]>(
-    'UPDATE pipelines SET released_through = ? WHERE id = ?',
-  );
-  const endPending = db.prepare<[string]>(
-    'UPDATE pipelines SET pending_tasks = NULL, released_through = NULL WHERE id = ?',
-  );
+export function createPipelineStore(d: Dialect, x: Executor) {
+  const { q } = d;
+  const pipelines = q.selectFrom('pipelines');
+  const unfinished = [sql.lit('created'), sql.lit('started')];
   return {
-    insert(pipeline: PipelineRecord): void {
-      insert.run({
-        pipeline_id: null,
-        trigger_id: null,
-        command_id: null,
-        ...pipeline,
-        concurrent: pipeline.concurrent ? 1 : 0,
-        queued: pipeline.queued ? 1 : 0,
-        pending_tasks: pipeline.pending_tasks ? JSON.stringify(pipeline.pending_tasks) : null,
-        spec: JSON.stringify(pipeline.spec),
-        environment: JSON.stringify(pipeline.environment),
-      });
+    async insert(pipeline: PipelineRecord): Promise<void> {
+      await x.run(
+        q.insertInto('pipelines').values({
+          id: pipeline.id,
+          org_id: pipeline.org_id,
+          project_id: pipeline.project_id,
+          name: pipeline.name,
+          pipeline_id: pipeline.pipeline_id ?? null,
+          trigger_id: pipeline.trigger_id ?? null,
+          command_id: pipeline.command_id ?? null,
+          event_id: pipeline.event_id,
+          event_time: pipeline.event_time,
+          concurrent: pipeline.concurrent ? 1 : 0,
+          creation_time: pipeline.creation_time,
+          status: pipeline.status,
+          spec: JSON.stringify(pipeline.spec),
+          environment: JSON.stringify(pipeline.environment),
+          queued: pipeline.queued ? 1 : 0,
+          pending_tasks: pipeline.pending_tasks ? JSON.stringify(pipeline.pending_tasks) : null,
+        }),
+      );
     },
-    get(projectId: string, id: string): Pipeline | undefined {
-      const row = byId.get(projectId, id);
-      return row && toPipeline(row);
+    async get(projectId: string, id: string): Promise<Pipeline | undefined> {
+      const row = await x.first(
+        pipelines.selectAll().where('project_id', '=', projectId).where('id', '=', id),
+      );
+      return row && toPipeline(row as PipelineRow);
     },
     /** What its tasks run with: its event and the variables of its command's parameters (not its spec, which is large). */
-    runContext(id: string): { event_id: string; environment: Record<string, string> } | undefined {
-      const row = runContextById.get(id);
+    async runContext(
+      id: string,
+    ): Promise<{ event_id: string; environment: Record<string, string> } | undefined> {
+      const row = await x.first(pipelines.select(['event_id', 'environment']).where('id', '=', id));
       return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
     },
     list(projectId: string, filters: PipelineFilters, request: PageRequest): Promise<Page<Pipeline>> {
       const index = filterIndex(filters);
       let from = (
         index === undefined
-          ? q.selectFrom('pipelines')
-          : // SQLite: INDEXED BY (PostgreSQL's planner has the statistics to choose).
-            q.selectFrom(
-              sql<Pipelines>`pipelines`.as<'pipelines'>(sql`pipelines indexed by ${sql.id(index)}`),
-            )
+          ? pipelines
+          : // INDEXED BY on SQLite (PostgreSQL's planner has the statistics to choose).
+            q.selectFrom(d.indexed('pipelines', index))
       ).where('project_id', '=', projectId);
       for (const [filter, value] of Object.entries(filters)) {
         if (value === undefined) continue;
@@ -215,39 +157,86 @@ export function createPipelineStore(db: Db, q: QueryBuilder, x: Executor) {
       });
     },
     /** created -> started; no change for a pipeline already started. */
-    markStarted(id: string, time: string): void {
-      start.run({ id, time });
+    async markStarted(id: string, time: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('pipelines')
+          .set({ status: sql.lit('started'), start_time: time })
+          .where('id', '=', id)
+          .where('status', '=', sql.lit('created')),
+      );
     },
     /** Back to `created`, for a restart, queued or not. */
-    reset(id: string, queued: boolean): void {
-      reset.run({ id, queued: queued ? 1 : 0 });
+    async reset(id: string, queued: boolean): Promise<void> {
+      await x.run(
+        q
+          .updateTable('pipelines')
+          .set({ status: sql.lit('created'), start_time: null, end_time: null, queued: queued ? 1 : 0 })
+          .where('id', '=', id),
+      );
     },
     /**
      * Ends an unfinished pipeline (out of its queue, if it was queued); returns what names its
      * queue, or undefined when it had already ended.
      */
-    finish(
+    async finish(
       id: string,
       status: 'successful' | 'failed' | 'aborted',
       time: string,
-    ): { project_id: string; name: string; concurrent: boolean } | undefined {
-      const row = finish.get({ id, status, time });
+    ): Promise<{ project_id: string; name: string; concurrent: boolean } | undefined> {
+      const row = await x.first(
+        q
+          .updateTable('pipelines')
+          .set({ status, end_time: time, queued: sql.lit(0) })
+          .where('id', '=', id)
+          .where('status', 'in', unfinished)
+          .returning(['project_id', 'name', 'concurrent']),
+      );
       return row && { project_id: row.project_id, name: row.name, concurrent: row.concurrent === 1 };
     },
     /** The unfinished, not queued pipeline of a non-concurrent resource's name, if any. */
-    admittedId(projectId: string, name: string): string | undefined {
-      return admitted.get(projectId, name)?.id;
+    async admittedId(projectId: string, name: string): Promise<string | undefined> {
+      // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
+      // Their WHERE terms are written as the partial indexes' are, with literals, for the
+      // planner to match them.
+      const row = await x.first(
+        pipelines
+          .select('id')
+          .where('project_id', '=', projectId)
+          .where('name', '=', name)
+          .where('concurrent', '=', sql.lit(0))
+          .where('queued', '=', sql.lit(0))
+          .where('status', 'in', unfinished)
+          .limit(1),
+      );
+      return row?.id;
     },
     /** The oldest pipeline queued under a name, if any. */
-    firstQueuedId(projectId: string, name: string): string | undefined {
-      return firstQueued.get(projectId, name)?.id;
+    async firstQueuedId(projectId: string, name: string): Promise<string | undefined> {
+      const row = await x.first(
+        pipelines
+          .select('id')
+          .where('project_id', '=', projectId)
+          .where('name', '=', name)
+          .where('queued', '=', sql.lit(1))
+          .orderBy('creation_time')
+          .orderBy('id')
+          .limit(1),
+      );
+      return row?.id;
     },
     /** A pipeline whose tasks are still being created, with what creating them needs. */
-    pendingInstantiation(id: string): PendingInstantiation | undefined {
-      const row = pending.get(id);
+    async pendingInstantiation(id: string): Promise<PendingInstantiation | undefined> {
+      const row = await x.first(
+        pipelines
+          .selectAll()
+          .where('id', '=', id)
+          .where('pending_tasks', 'is not', null)
+          .$narrowType<{ pending_tasks: string }>(),
+      );
       if (!row) return undefined;
       const pipeline: PipelineRecord = {
-        ...toPipeline(row),
+        ...toPipeline(row as PipelineRow),
         spec: JSON.parse(row.spec),
         environment: JSON.parse(row.environment),
         queued: row.queued === 1,
@@ -255,31 +244,44 @@ export function createPipelineStore(db: Db, q: QueryBuilder, x: Executor) {
       return { pipeline, tasks: JSON.parse(row.pending_tasks) };
     },
     /** The small part of a pending instantiation that changes, read at each of its steps; undefined once it ended. */
-    pendingState(id: string): PendingState | undefined {
-      const row = pendingState.get(id);
+    async pendingState(id: string): Promise<PendingState | undefined> {
+      const row = await x.first(
+        pipelines
+          .select(['status', 'end_time', 'queued', 'released_through'])
+          .where('id', '=', id)
+          .where('pending_tasks', 'is not', null),
+      );
       if (!row) return undefined;
       return {
-        status: row.status,
+        status: row.status as Status,
         ...(row.end_time === null ? {} : { end_time: row.end_time }),
         queued: row.queued === 1,
         ...(row.released_through === null ? {} : { released_through: row.released_through }),
       };
     },
     /** Pipelines whose tasks are still being created or released (after a crash, those it interrupted). */
-    pendingInstantiationIds(): string[] {
-      return allPending.all().map((row) => row.id);
+    async pendingInstantiationIds(): Promise<string[]> {
+      const rows = await x.all(pipelines.select('id').where('pending_tasks', 'is not', null));
+      return rows.map((row) => row.id);
     },
     /** Its tasks up to `lastId` (by id) no longer wait for the others to exist. */
-    releaseThrough(id: string, lastId: string): void {
-      releaseThrough.run(lastId, id);
+    async releaseThrough(id: string, lastId: string): Promise<void> {
+      await x.run(q.updateTable('pipelines').set({ released_through: lastId }).where('id', '=', id));
     },
     /** Every task of the pipeline exists and is released. */
-    endInstantiation(id: string): void {
-      endPending.run(id);
+    async endInstantiation(id: string): Promise<void> {
+      await x.run(
+        q.updateTable('pipelines').set({ pending_tasks: null, released_through: null }).where('id', '=', id),
+      );
     },
     /** Out of its queue: its tasks may run. */
-    admit(id: string): void {
-      admit.run(id);
+    async admit(id: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('pipelines')
+          .set({ queued: sql.lit(0) })
+          .where('id', '=', id),
+      );
     },
   };
 }

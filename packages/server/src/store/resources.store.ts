@@ -1,16 +1,15 @@
 import type { Schemas } from '@pipewright/types';
-import { type SqlBool, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { InstalledResource } from '../domain/resources/diff.js';
-import type { Db } from './db.js';
-import { type QueryBuilder, sqlite } from './dialect.js';
+import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
 import type { Executor } from './sql.js';
 
 type Resource = Schemas['Resource'];
 type ResourceType = Resource['spec']['type'];
 
-interface ResourceRow extends Record<string, unknown> {
+interface ResourceRow {
   id: string;
   org_id: string;
   project_id: string;
@@ -49,10 +48,13 @@ export interface InstallationTarget {
 
 /** The row of a new resource, its spec stored exactly as given, in its JSON text. */
 const newRow = (target: InstallationTarget, id: string, spec: Resource['spec']) => ({
-  ...target,
   id,
+  org_id: target.org_id,
+  project_id: target.project_id,
   type: spec.type,
   name: spec.name,
+  creation_time: target.time,
+  update_time: target.time,
   spec: JSON.stringify(spec),
 });
 
@@ -69,7 +71,7 @@ function visibleResources(q: QueryBuilder) {
     .select((eb) => {
       const appliedUpdate = eb.and([
         eb('r.staged', '=', sql.lit('update')),
-        eb.ref('i.applied').$castTo<SqlBool>(),
+        eb('i.applied', '=', sql.lit(1)),
       ]);
       return [
         'r.id',
@@ -98,94 +100,62 @@ function visibleResources(q: QueryBuilder) {
           .then(eb('i.applied', '=', eb.lit(1)))
           .when(sql.lit('delete'))
           .then(eb('i.applied', '=', eb.lit(0)))
-          .else(eb.lit(1).$castTo<SqlBool>())
+          .else(eb.lit(true))
           .end(),
       ]),
-    );
+    )
+    .$castTo<ResourceRow>();
 }
 
-/**
- * The same, as SQL text for the statements still prepared here; its values are literals, so
- * that it takes no parameters.
- */
-export const VISIBLE_RESOURCES = `(${visibleResources(sqlite.q).compile().sql})`;
-
-export function createResourceStore(db: Db, q: QueryBuilder, x: Executor) {
-  const byId = db.prepare<[string, string], ResourceRow>(
-    `SELECT * FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND id = ?`,
-  );
-  const byTypeAndName = db.prepare<[string, string, string], ResourceRow>(
-    `SELECT * FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND type = ? AND name = ?`,
-  );
-  const installedPage = db.prepare<[string, string, number], InstalledResource>(
-    `SELECT id, type, name, spec FROM ${VISIBLE_RESOURCES} WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`,
-  );
+export function createResourceStore(q: QueryBuilder, x: Executor) {
+  const visible = q.selectFrom(visibleResources(q).as('resources'));
 
   // Installations: begun, written hidden, applied, then folded into the rows (or undone).
-  const begin = db.prepare<{ installation: string; project_id: string; time: string }>(
-    'INSERT INTO resource_installations (id, project_id, time) VALUES (@installation, @project_id, @time)',
-  );
-  const markApplied = db.prepare<[string]>('UPDATE resource_installations SET applied = 1 WHERE id = ?');
-  const unfinished = db.prepare<[string], { id: string }>(
-    'SELECT id FROM resource_installations WHERE project_id = ? ORDER BY id',
-  );
-  const installationOf = db.prepare<[string], { applied: number; time: string }>(
-    'SELECT applied, time FROM resource_installations WHERE id = ?',
-  );
-  const forget = db.prepare<[string]>('DELETE FROM resource_installations WHERE id = ?');
-  const insert = db.prepare<InstallationTarget & { id: string; type: string; name: string; spec: string }>(
-    `INSERT INTO resources (id, org_id, project_id, type, name, creation_time, update_time, spec)
-     VALUES (@id, @org_id, @project_id, @type, @name, @time, @time, @spec)`,
-  );
-  const insertHidden = db.prepare<
-    InstallationTarget & { id: string; type: string; name: string; spec: string }
-  >(
-    `INSERT INTO resources (id, org_id, project_id, type, name, creation_time, update_time, spec, installation, staged)
-     VALUES (@id, @org_id, @project_id, @type, @name, @time, @time, @spec, @installation, 'create')`,
-  );
-  const update = db.prepare<{ project_id: string; id: string; spec: string; time: string }>(
-    'UPDATE resources SET spec = @spec, update_time = @time WHERE project_id = @project_id AND id = @id',
-  );
-  const mark = db.prepare<{
-    project_id: string;
-    id: string;
-    installation: string;
-    staged: string;
-    spec: string | null;
-  }>(
-    `UPDATE resources SET installation = @installation, staged = @staged, staged_spec = @spec
-     WHERE project_id = @project_id AND id = @id`,
-  );
-  const remove = db.prepare<{ project_id: string; id: string }>(
-    'DELETE FROM resources WHERE project_id = @project_id AND id = @id',
-  );
-  // A slice of the rows an installation marked: those it removes (deleted ones once applied,
-  // new ones if undone) go, the others get its change (applied) or lose it (undone).
-  const MARKED = 'SELECT rowid FROM resources WHERE installation = @installation';
-  const dropMarked = db.prepare<{ installation: string; gone: string; size: number }>(
-    `DELETE FROM resources WHERE rowid IN (${MARKED} AND staged = @gone LIMIT @size)`,
-  );
-  const foldMarked = db.prepare<{ installation: string; time: string; size: number }>(
-    `UPDATE resources SET spec = coalesce(staged_spec, spec),
-       update_time = CASE staged WHEN 'update' THEN @time ELSE update_time END,
-       installation = NULL, staged = NULL, staged_spec = NULL
-     WHERE rowid IN (${MARKED} LIMIT @size)`,
-  );
-  const unmark = db.prepare<{ installation: string; size: number }>(
-    `UPDATE resources SET installation = NULL, staged = NULL, staged_spec = NULL
-     WHERE rowid IN (${MARKED} LIMIT @size)`,
-  );
+  const mark = (
+    target: InstallationTarget,
+    id: string,
+    staged: 'update' | 'delete',
+    spec: Resource['spec'] | null,
+  ) =>
+    q
+      .updateTable('resources')
+      .set({
+        installation: target.installation,
+        staged,
+        staged_spec: spec === null ? null : JSON.stringify(spec),
+      })
+      .where('project_id', '=', target.project_id)
+      .where('id', '=', id);
+  // A slice of the rows an installation marked, by their primary key: those it removes (deleted
+  // ones once applied, new ones if undone) go, the others get its change (applied) or lose it
+  // (undone).
+  const marked = (installation: string, size: number, staged?: 'create' | 'delete') => {
+    let slice = q.selectFrom('resources').select('id').where('installation', '=', installation);
+    if (staged !== undefined) slice = slice.where('staged', '=', staged);
+    return slice.limit(size);
+  };
+  const unmarked = { installation: null, staged: null, staged_spec: null };
   return {
-    get(projectId: string, id: string): Resource | undefined {
-      const row = byId.get(projectId, id);
+    async get(projectId: string, id: string): Promise<Resource | undefined> {
+      const row = await x.first(visible.selectAll().where('project_id', '=', projectId).where('id', '=', id));
       return row && toResource(row);
     },
-    getByTypeAndName(projectId: string, type: ResourceType, name: string): Resource | undefined {
-      const row = byTypeAndName.get(projectId, type, name);
+    async getByTypeAndName(
+      projectId: string,
+      type: ResourceType,
+      name: string,
+    ): Promise<Resource | undefined> {
+      const row = await x.first(
+        visible
+          .selectAll()
+          .where('project_id', '=', projectId)
+          .where('type', '=', type)
+          .where('name', '=', name),
+      );
       return row && toResource(row);
     },
     list(projectId: string, type: ResourceType | undefined, request: PageRequest): Promise<Page<Resource>> {
-      let from = q.selectFrom(visibleResources(q).as('resources')).where('project_id', '=', projectId);
+      let from = visible.where('project_id', '=', projectId);
       if (type !== undefined) from = from.where('type', '=', type);
       return paginate<ResourceRow, Resource>(x, {
         from,
@@ -195,62 +165,110 @@ export function createResourceStore(db: Db, q: QueryBuilder, x: Executor) {
       });
     },
     /** Up to `size` resources of the project after the id `afterId` (`''` for the first page), by id. */
-    installedPage(projectId: string, afterId: string, size: number): InstalledResource[] {
-      return installedPage.all(projectId, afterId, size);
+    installedPage(projectId: string, afterId: string, size: number): Promise<InstalledResource[]> {
+      return x.all(
+        visible
+          .select(['id', 'type', 'name', 'spec'])
+          .where('project_id', '=', projectId)
+          .where('id', '>', afterId)
+          .orderBy('id')
+          .limit(size),
+      );
     },
     /** Starts an installation into a project: what it writes stays hidden until it is applied. */
-    beginInstallation(target: InstallationTarget): void {
-      begin.run(target);
+    async beginInstallation(target: InstallationTarget): Promise<void> {
+      await x.run(
+        q
+          .insertInto('resource_installations')
+          .values({ id: target.installation, project_id: target.project_id, time: target.time }),
+      );
     },
     /** Installations of the project begun and not finished (a crash or a failure cut them short). */
-    unfinishedInstallations(projectId: string): string[] {
-      return unfinished.all(projectId).map((row) => row.id);
+    async unfinishedInstallations(projectId: string): Promise<string[]> {
+      const rows = await x.all(
+        q.selectFrom('resource_installations').select('id').where('project_id', '=', projectId).orderBy('id'),
+      );
+      return rows.map((row) => row.id);
     },
-    /** Writes changes of an installation hidden from readers (never of triggers: see VISIBLE_RESOURCES). */
-    writeHidden(target: InstallationTarget, changes: readonly StagedChange[]): void {
+    /** Writes changes of an installation hidden from readers (never of triggers: see visibleResources). */
+    async writeHidden(target: InstallationTarget, changes: readonly StagedChange[]): Promise<void> {
       for (const staged of changes) {
-        const at = { project_id: target.project_id, id: staged.id, installation: target.installation };
-        if (staged.change === 'delete') mark.run({ ...at, staged: 'delete', spec: null });
-        else if (staged.change === 'update')
-          mark.run({ ...at, staged: 'update', spec: JSON.stringify(staged.spec) });
-        else insertHidden.run(newRow(target, staged.id, staged.spec));
+        if (staged.change === 'delete') await x.run(mark(target, staged.id, 'delete', null));
+        else if (staged.change === 'update') await x.run(mark(target, staged.id, 'update', staged.spec));
+        else
+          await x.run(
+            q.insertInto('resources').values({
+              ...newRow(target, staged.id, staged.spec),
+              installation: target.installation,
+              staged: 'create',
+            }),
+          );
       }
     },
     /**
      * Writes changes at once, visible to every reader when their transaction commits; to be
      * called in the transaction that applies the installation.
      */
-    writeVisible(target: InstallationTarget, changes: readonly StagedChange[]): void {
-      const at = { project_id: target.project_id, time: target.time };
+    async writeVisible(target: InstallationTarget, changes: readonly StagedChange[]): Promise<void> {
       for (const staged of changes) {
-        if (staged.change === 'delete') remove.run({ project_id: target.project_id, id: staged.id });
+        if (staged.change === 'delete')
+          await x.run(
+            q.deleteFrom('resources').where('project_id', '=', target.project_id).where('id', '=', staged.id),
+          );
         else if (staged.change === 'update')
-          update.run({ ...at, id: staged.id, spec: JSON.stringify(staged.spec) });
-        else insert.run(newRow(target, staged.id, staged.spec));
+          await x.run(
+            q
+              .updateTable('resources')
+              .set({ spec: JSON.stringify(staged.spec), update_time: target.time })
+              .where('project_id', '=', target.project_id)
+              .where('id', '=', staged.id),
+          );
+        else await x.run(q.insertInto('resources').values(newRow(target, staged.id, staged.spec)));
       }
     },
     /** Readers see what the installation wrote hidden, all at once. */
-    applyInstallation(installation: string): void {
-      markApplied.run(installation);
+    async applyInstallation(installation: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('resource_installations')
+          .set({ applied: sql.lit(1) })
+          .where('id', '=', installation),
+      );
     },
     /**
      * Folds up to `size` marks of an installation into their rows, as it was applied or, if
      * it was not, as if it never was; forgets the installation once none is left. Returns
      * whether it is finished.
      */
-    finishInstallation(installation: string, size: number): boolean {
-      const found = installationOf.get(installation);
+    async finishInstallation(installation: string, size: number): Promise<boolean> {
+      const found = await x.first(
+        q.selectFrom('resource_installations').select(['applied', 'time']).where('id', '=', installation),
+      );
       if (!found) return true;
       const applied = found.applied === 1;
-      const dropped = dropMarked.run({ installation, gone: applied ? 'delete' : 'create', size }).changes;
+      const gone = marked(installation, size, applied ? 'delete' : 'create');
+      const { changes: dropped } = await x.run(q.deleteFrom('resources').where('id', 'in', gone));
       const rest = size - dropped;
-      const folded =
-        rest === 0
-          ? 0
-          : applied
-            ? foldMarked.run({ installation, time: found.time, size: rest }).changes
-            : unmark.run({ installation, size: rest }).changes;
-      if (dropped + folded < size) forget.run(installation);
+      let folded = 0;
+      if (rest > 0) {
+        const changed = q.updateTable('resources').where('id', 'in', marked(installation, rest));
+        ({ changes: folded } = await x.run(
+          applied
+            ? changed.set((eb) => ({
+                spec: eb.fn.coalesce('staged_spec', 'spec'),
+                update_time: eb
+                  .case('staged')
+                  .when(sql.lit('update'))
+                  .then(found.time)
+                  .else(eb.ref('update_time'))
+                  .end(),
+                ...unmarked,
+              }))
+            : changed.set(unmarked),
+        ));
+      }
+      if (dropped + folded < size)
+        await x.run(q.deleteFrom('resource_installations').where('id', '=', installation));
       return dropped + folded < size;
     },
   };

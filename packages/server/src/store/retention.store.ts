@@ -1,4 +1,6 @@
-import type { Db } from './db.js';
+import { sql } from 'kysely';
+import type { Dialect } from './dialect.js';
+import type { Executor } from './sql.js';
 
 /** What one batch of a purge looked at (`scanned`: below its limit, it was the last) and deleted. */
 export interface BatchResult {
@@ -27,17 +29,8 @@ export interface Cutoffs {
   events?: string | undefined;
 }
 
-const FINISHED = `status IN ('successful', 'failed', 'aborted')`;
-const RETENTION = `json_extract(spec, '$.data.retention')`;
-/** Finished pipelines whose retention of their own has passed at `@now` (a Julian day). */
-const EXPIRED = `${FINISHED} AND ${RETENTION} IS NOT NULL AND julianday(end_time) + ${RETENTION} <= @now`;
-/** Finished pipelines without a retention of their own that ended up to `@cutoff`. */
-const ENDED_BEFORE = `${FINISHED} AND ${RETENTION} IS NULL AND end_time <= @cutoff`;
-const MS_PER_DAY = 86_400_000;
-/** The Julian day number of the Unix epoch: julianday() of a time is this plus its days since then. */
-const UNIX_EPOCH_JULIAN_DAY = 2_440_587.5;
-
-const julianDay = (time: string) => Date.parse(time) / MS_PER_DAY + UNIX_EPOCH_JULIAN_DAY;
+/** The statuses of a finished pipeline, as literals: the partial indexes of migration 009 name them so. */
+const FINISHED = ['successful', 'failed', 'aborted'].map((status) => sql.lit(status));
 
 /**
  * Deletes what retention says has expired, a batch at a time: each method runs in the caller's
@@ -46,82 +39,107 @@ const julianDay = (time: string) => Date.parse(time) / MS_PER_DAY + UNIX_EPOCH_J
  * Nothing a pipeline that is not finished needs is ever deleted: only finished pipelines go,
  * and an event (with its command execution) only once no pipeline it made is left.
  */
-export function createRetentionStore(db: Db) {
+export function createRetentionStore(d: Dialect, x: Executor) {
+  const { q } = d;
+  const retention = d.jsonText('spec', 'data', 'retention');
+  const pipelines = q.selectFrom('pipelines');
+  /**
+   * Finished pipelines whose retention of their own has passed at `now`: the day their end and
+   * their retention make, the expression of the index pipelines_expiring, written as the index
+   * is, compared with the day of `now` (both through the dialect's dayNumber).
+   */
+  const expired = (now: string) =>
+    pipelines
+      .where('status', 'in', FINISHED)
+      .where(retention, 'is not', null)
+      .where((eb) =>
+        eb(
+          eb(d.dayNumber(eb.ref('end_time')), '+', d.jsonNumber('spec', 'data', 'retention')),
+          '<=',
+          d.dayNumber(eb.val(now)),
+        ),
+      );
+  /** Finished pipelines without a retention of their own that ended up to `cutoff`. */
+  const endedBefore = (cutoff: string) =>
+    pipelines.where('status', 'in', FINISHED).where(retention, 'is', null).where('end_time', '<=', cutoff);
+
   // Deleting a pipeline deletes its tasks, their step executions, output and keys, and its
   // scratchpad (ON DELETE CASCADE, foreign keys being on).
-  const expiredPipelines = db.prepare<{ now: number; limit: number }, { event_id: string }>(
-    `DELETE FROM pipelines WHERE id IN (
-       SELECT id FROM pipelines WHERE ${EXPIRED} LIMIT @limit)
-     RETURNING event_id`,
-  );
-  const pipelinesEndedBefore = db.prepare<{ cutoff: string; limit: number }, { event_id: string }>(
-    `DELETE FROM pipelines WHERE id IN (
-       SELECT id FROM pipelines WHERE ${ENDED_BEFORE} LIMIT @limit)
-     RETURNING event_id`,
-  );
-  // Among the given events, those stored before the cutoff that no pipeline refers to.
-  const freeEvents = db.prepare<{ ids: string; cutoff: string }, { id: string }>(
-    `DELETE FROM events
-     WHERE id IN (SELECT value FROM json_each(@ids)) AND creation_time <= @cutoff
-       AND NOT EXISTS (SELECT 1 FROM pipelines WHERE event_id = events.id)
-     RETURNING id`,
-  );
-  const commandExecutionsOf = db.prepare<{ ids: string }>(
-    `DELETE FROM command_executions WHERE event_id IN (SELECT value FROM json_each(@ids))`,
-  );
-  const progressOf = db.prepare<[ProgressName], { time: string; id: string }>(
-    'SELECT time, id FROM retention_progress WHERE name = ?',
-  );
-  const saveProgress = db.prepare<{ name: ProgressName; time: string; id: string }>(
-    `INSERT INTO retention_progress (name, time, id) VALUES (@name, @time, @id)
-     ON CONFLICT (name) DO UPDATE SET time = excluded.time, id = excluded.id`,
-  );
-  const forgetProgress = db.prepare<[ProgressName]>('DELETE FROM retention_progress WHERE name = ?');
-  const pipelinesWithOutput = db.prepare<
-    { cutoff: string; time: string; id: string; limit: number },
-    { id: string; end_time: string }
-  >(
-    `SELECT id, end_time FROM pipelines
-     WHERE ${ENDED_BEFORE} AND (end_time, id) > (@time, @id)
-     ORDER BY end_time, id
-     LIMIT @limit`,
-  );
-  const TASKS_OF = `SELECT id FROM tasks WHERE pipeline_id IN (SELECT value FROM json_each(@ids))`;
-  // Steps whose output goes, of every run of their tasks, are marked cut: an empty output then
-  // reads as one removed.
-  const markOutputCut = db.prepare<{ ids: string }>(
-    `UPDATE step_executions SET output_truncated = 1
-     WHERE task_id IN (${TASKS_OF}) AND output_truncated = 0
-       AND EXISTS (SELECT 1 FROM step_output_chunks c
-                   WHERE c.task_id = step_executions.task_id AND c.run = step_executions.run
-                     AND c.attempt = step_executions.attempt AND c.step_index = step_executions.step_index)`,
-  );
-  const deleteOutput = db.prepare<{ ids: string }>(
-    `DELETE FROM step_output_chunks WHERE task_id IN (${TASKS_OF})`,
-  );
-  const eventsStoredBefore = db.prepare<
-    { cutoff: string; time: string; id: string; limit: number },
-    { id: string; creation_time: string }
-  >(
-    `SELECT id, creation_time FROM events
-     WHERE creation_time <= @cutoff AND (creation_time, id) > (@time, @id)
-     ORDER BY creation_time, id
-     LIMIT @limit`,
-  );
-
-  const anyExpiredPipeline = db
-    .prepare<{ now: number }>(`SELECT 1 FROM pipelines WHERE ${EXPIRED} LIMIT 1`)
-    .pluck();
-  const anyEndedBefore = db
-    .prepare<{ cutoff: string }>(`SELECT 1 FROM pipelines WHERE ${ENDED_BEFORE} LIMIT 1`)
-    .pluck();
+  const deletePipelines = (which: typeof pipelines, limit: number) =>
+    x.all(q.deleteFrom('pipelines').where('id', 'in', which.select('id').limit(limit)).returning('event_id'));
+  /** Where a walk is: after the row (time, id). */
+  const progressOf = (name: ProgressName) =>
+    x.first(q.selectFrom('retention_progress').select(['time', 'id']).where('name', '=', name));
+  const saveProgress = (name: ProgressName, at: { time: string; id: string }) =>
+    x.run(
+      q
+        .insertInto('retention_progress')
+        .values({ name, time: at.time, id: at.id })
+        .onConflict((oc) =>
+          oc
+            .column('name')
+            .doUpdateSet((eb) => ({ time: eb.ref('excluded.time'), id: eb.ref('excluded.id') })),
+        ),
+    );
+  const forgetProgress = (name: ProgressName) =>
+    x.run(q.deleteFrom('retention_progress').where('name', '=', name));
+  /** The next finished pipelines without a retention of their own that ended up to the cutoff, in the order they ended. */
+  const pipelinesWithOutput = (cutoff: string, after: { time: string; id: string }, limit: number) =>
+    x.all(
+      endedBefore(cutoff)
+        .select(['id', 'end_time'])
+        .where((eb) => eb(eb.refTuple('end_time', 'id'), '>', eb.tuple(after.time, after.id)))
+        .orderBy('end_time')
+        .orderBy('id')
+        .limit(limit)
+        .$narrowType<{ end_time: string }>(),
+    );
+  /** The next events stored up to the cutoff, in the order they were stored. */
+  const eventsStoredBefore = (cutoff: string, after: { time: string; id: string }, limit: number) =>
+    x.all(
+      q
+        .selectFrom('events')
+        .select(['id', 'creation_time'])
+        .where('creation_time', '<=', cutoff)
+        .where((eb) => eb(eb.refTuple('creation_time', 'id'), '>', eb.tuple(after.time, after.id)))
+        .orderBy('creation_time')
+        .orderBy('id')
+        .limit(limit),
+    );
+  /** The tasks of the pipelines `ids`. */
+  const tasksOf = (ids: readonly string[]) =>
+    q
+      .selectFrom('tasks')
+      .select('id')
+      .where(d.oneOf(sql.ref('pipeline_id'), ids));
 
   /** Deletes the events among `ids` stored up to `cutoff` that no pipeline refers to, with their command executions. */
-  const deleteFreeEvents = (ids: readonly string[], cutoff: string) => {
+  const deleteFreeEvents = async (ids: readonly string[], cutoff: string) => {
     if (ids.length === 0) return NOTHING;
-    const freed = freeEvents.all({ ids: JSON.stringify([...new Set(ids)]), cutoff }).map((row) => row.id);
+    // Among the given events, those stored before the cutoff that no pipeline refers to.
+    const freed = (
+      await x.all(
+        q
+          .deleteFrom('events')
+          .where(d.oneOf(sql.ref('id'), [...new Set(ids)]))
+          .where('creation_time', '<=', cutoff)
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('pipelines')
+                  .select(sql.lit(1).as('one'))
+                  .whereRef('event_id', '=', 'events.id'),
+              ),
+            ),
+          )
+          .returning('id'),
+      )
+    ).map((row) => row.id);
     if (freed.length === 0) return NOTHING;
-    const commandExecutions = commandExecutionsOf.run({ ids: JSON.stringify(freed) }).changes;
+    const { changes: commandExecutions } = await x.run(
+      q.deleteFrom('command_executions').where(d.oneOf(sql.ref('event_id'), freed)),
+    );
     return { ...NOTHING, events: freed.length, commandExecutions };
   };
 
@@ -129,25 +147,32 @@ export function createRetentionStore(db: Db) {
    * Where a walk resumes: after what it last handled, but never past the cutoff, so that rows it
    * passed when the retention was shorter are looked at again once they are old enough.
    */
-  const resumeAt = (name: ProgressName, cutoff: string) => {
-    const saved = progressOf.get(name) ?? { time: '', id: '' };
+  const resumeAt = async (name: ProgressName, cutoff: string) => {
+    const saved = (await progressOf(name)) ?? { time: '', id: '' };
     if (saved.time < cutoff) return saved;
     const clamped = { time: cutoff, id: '' };
-    if (saved.time !== clamped.time || saved.id !== clamped.id) saveProgress.run({ name, ...clamped });
+    if (saved.time !== clamped.time || saved.id !== clamped.id) await saveProgress(name, clamped);
     return clamped;
   };
 
   /** Deleted pipelines leave their events behind, deleted with them when old enough and free. */
-  const afterPipelines = (deleted: { event_id: string }[], eventCutoff: string | undefined): BatchResult => {
+  const afterPipelines = async (
+    deleted: { event_id: string }[],
+    eventCutoff: string | undefined,
+  ): Promise<BatchResult> => {
     const events =
       eventCutoff === undefined
         ? NOTHING
-        : deleteFreeEvents(
+        : await deleteFreeEvents(
             deleted.map((row) => row.event_id),
             eventCutoff,
           );
     return { ...events, scanned: deleted.length, pipelines: deleted.length };
   };
+
+  /** Whether there is any such pipeline. */
+  const anyOf = async (which: typeof pipelines) =>
+    (await x.first(which.select(sql.lit(1).as('one')).limit(1))) !== undefined;
 
   return {
     /**
@@ -155,21 +180,21 @@ export function createRetentionStore(db: Db) {
      * the walks first: one turned off forgets where it was, as when turned on again it must
      * look at what it passed (events freed meanwhile); one past its cutoff is held back to it.
      */
-    anyExpired(cutoffs: Cutoffs): boolean {
-      const walksFind = [
-        ['step_output', cutoffs.stepOutput, pipelinesWithOutput] as const,
-        ['events', cutoffs.events, eventsStoredBefore] as const,
-      ].map(([name, cutoff, next]) => {
+    async anyExpired(cutoffs: Cutoffs): Promise<boolean> {
+      const walksFind: boolean[] = [];
+      for (const [name, cutoff, next] of [
+        ['step_output', cutoffs.stepOutput, pipelinesWithOutput],
+        ['events', cutoffs.events, eventsStoredBefore],
+      ] as const) {
         if (cutoff === undefined) {
-          forgetProgress.run(name);
-          return false;
-        }
-        return next.get({ cutoff, ...resumeAt(name, cutoff), limit: 1 }) !== undefined;
-      });
+          await forgetProgress(name);
+          walksFind.push(false);
+        } else walksFind.push((await next(cutoff, await resumeAt(name, cutoff), 1)).length > 0);
+      }
       return (
         walksFind.includes(true) ||
-        anyExpiredPipeline.get({ now: julianDay(cutoffs.now) }) !== undefined ||
-        (cutoffs.pipelines !== undefined && anyEndedBefore.get({ cutoff: cutoffs.pipelines }) !== undefined)
+        (await anyOf(expired(cutoffs.now))) ||
+        (cutoffs.pipelines !== undefined && (await anyOf(endedBefore(cutoffs.pipelines))))
       );
     },
 
@@ -177,14 +202,14 @@ export function createRetentionStore(db: Db) {
      * Deletes finished pipelines whose retention of their own has passed; their events go too
      * when past the event cutoff and no other pipeline refers to them.
      */
-    deleteExpiredPipelines(cutoffs: Cutoffs, limit: number): BatchResult {
-      return afterPipelines(expiredPipelines.all({ now: julianDay(cutoffs.now), limit }), cutoffs.events);
+    async deleteExpiredPipelines(cutoffs: Cutoffs, limit: number): Promise<BatchResult> {
+      return afterPipelines(await deletePipelines(expired(cutoffs.now), limit), cutoffs.events);
     },
 
     /** Finished pipelines without a retention of their own past the server's, and so on. */
-    deletePipelinesEndedBefore(cutoffs: Cutoffs, limit: number): BatchResult {
+    async deletePipelinesEndedBefore(cutoffs: Cutoffs, limit: number): Promise<BatchResult> {
       if (cutoffs.pipelines === undefined) return { ...NOTHING, scanned: 0 };
-      return afterPipelines(pipelinesEndedBefore.all({ cutoff: cutoffs.pipelines, limit }), cutoffs.events);
+      return afterPipelines(await deletePipelines(endedBefore(cutoffs.pipelines), limit), cutoffs.events);
     },
 
     /**
@@ -192,17 +217,36 @@ export function createRetentionStore(db: Db) {
      * that ended before the cutoff, in the order they ended. A pipeline restarted afterwards ends
      * again later, past where the walk is, and is walked again.
      */
-    deleteStepOutput(cutoffs: Cutoffs, limit: number): BatchResult {
+    async deleteStepOutput(cutoffs: Cutoffs, limit: number): Promise<BatchResult> {
       const cutoff = cutoffs.stepOutput;
       if (cutoff === undefined) return { ...NOTHING, scanned: 0 };
-      const after = resumeAt('step_output', cutoff);
-      const rows = pipelinesWithOutput.all({ cutoff, ...after, limit });
+      const after = await resumeAt('step_output', cutoff);
+      const rows = await pipelinesWithOutput(cutoff, after, limit);
       const last = rows.at(-1);
       if (last) {
-        const ids = JSON.stringify(rows.map((row) => row.id));
-        markOutputCut.run({ ids });
-        deleteOutput.run({ ids });
-        saveProgress.run({ name: 'step_output', time: last.end_time, id: last.id });
+        const ids = rows.map((row) => row.id);
+        // Steps whose output goes, of every run of their tasks, are marked cut: an empty output
+        // then reads as one removed.
+        await x.run(
+          q
+            .updateTable('step_executions')
+            .set({ output_truncated: sql.lit(1) })
+            .where('task_id', 'in', tasksOf(ids))
+            .where('output_truncated', '=', sql.lit(0))
+            .where((eb) =>
+              eb.exists(
+                eb
+                  .selectFrom('step_output_chunks as c')
+                  .select(sql.lit(1).as('one'))
+                  .whereRef('c.task_id', '=', 'step_executions.task_id')
+                  .whereRef('c.run', '=', 'step_executions.run')
+                  .whereRef('c.attempt', '=', 'step_executions.attempt')
+                  .whereRef('c.step_index', '=', 'step_executions.step_index'),
+              ),
+            ),
+        );
+        await x.run(q.deleteFrom('step_output_chunks').where('task_id', 'in', tasksOf(ids)));
+        await saveProgress('step_output', { time: last.end_time, id: last.id });
       }
       return { ...NOTHING, scanned: rows.length, stepOutputs: rows.length };
     },
@@ -212,18 +256,18 @@ export function createRetentionStore(db: Db) {
      * pipeline refers to, with their command executions. Those still referred to are passed:
      * they go with the last of their pipelines (see deleteExpiredPipelines).
      */
-    deleteEvents(cutoffs: Cutoffs, limit: number): BatchResult {
+    async deleteEvents(cutoffs: Cutoffs, limit: number): Promise<BatchResult> {
       const cutoff = cutoffs.events;
       if (cutoff === undefined) return { ...NOTHING, scanned: 0 };
-      const after = resumeAt('events', cutoff);
-      const rows = eventsStoredBefore.all({ cutoff, ...after, limit });
+      const after = await resumeAt('events', cutoff);
+      const rows = await eventsStoredBefore(cutoff, after, limit);
       const last = rows.at(-1);
       if (!last) return { ...NOTHING, scanned: 0 };
-      const deleted = deleteFreeEvents(
+      const deleted = await deleteFreeEvents(
         rows.map((row) => row.id),
         cutoff,
       );
-      saveProgress.run({ name: 'events', time: last.creation_time, id: last.id });
+      await saveProgress('events', { time: last.creation_time, id: last.id });
       return { ...deleted, scanned: rows.length };
     },
   };

@@ -12,9 +12,10 @@ export interface Executor {
   run(query: Compilable<unknown>): Promise<{ changes: number }>;
 }
 
-/** Whether `error` is a database's refusal of a duplicate value of a unique index. */
+/** Whether `error` is a database's refusal of a duplicate value of a unique index (SQLite's code, or PostgreSQL's SQLSTATE). */
 export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+  const { code } = error as { code?: string };
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }
 
 /** Statements prepared by an executor, kept by their SQL: a store's queries have few shapes. */

@@ -1,21 +1,16 @@
 import type { Schemas } from '@pipewright/types';
-import type { Db } from './db.js';
+import { type Selectable, sql } from 'kysely';
+import type { Dialect, QueryBuilder } from './dialect.js';
+import type { StepExecutions } from './generated/database.js';
+import type { Executor } from './sql.js';
 
 type StepExecution = Schemas['StepExecution'];
 
-interface StepRow {
-  task_id: string;
-  run: number;
-  attempt: number;
-  step_index: number;
-  label: string | null;
+/** A row of step_executions with its output, its status one of a step's statuses. */
+type StepRow = Omit<Selectable<StepExecutions>, 'status'> & {
   status: StepExecution['status'];
-  exit_code: number | null;
-  start_time: string;
-  end_time: string | null;
-  output_truncated: number;
   output: string;
-}
+};
 
 function toStepExecution(row: StepRow): StepExecution {
   return {
@@ -64,107 +59,189 @@ const endColumns = (result: StepEnd, time: string) => ({
  * restart starts the task's next run (marking the steps still started aborted) while its aborted
  * attempt may still print and end, and that attempt's writes must then change nothing.
  */
-const CURRENT_ATTEMPT = `tasks t WHERE t.id = @task_id AND t.retry = @attempt AND t.start_time = @attempt_start`;
+function currentAttempt(q: QueryBuilder, key: StepKey) {
+  return q
+    .selectFrom('tasks as t')
+    .where('t.id', '=', key.task_id)
+    .where('t.retry', '=', key.attempt)
+    .where('t.start_time', '=', key.attempt_start);
+}
 
-export function createStepExecutionStore(db: Db) {
-  const start = db.prepare(
-    `INSERT INTO step_executions (task_id, run, attempt, step_index, label, status, start_time, process_group,
-                                  process_identity)
-     SELECT @task_id, t.run, @attempt, @step_index, @label, 'started', @start_time, @process_group, @process_identity
-     FROM ${CURRENT_ATTEMPT}`,
-  );
-  const insertEnded = db.prepare(
-    `INSERT INTO step_executions (task_id, run, attempt, step_index, label, status, exit_code, start_time, end_time,
-                                  output_truncated)
-     SELECT @task_id, t.run, @attempt, @step_index, @label, @status, @exit_code, @start_time, @end_time, @output_truncated
-     FROM ${CURRENT_ATTEMPT}`,
-  );
-  const append = db.prepare(
-    `INSERT INTO step_output_chunks (task_id, run, attempt, step_index, seq, text)
-     SELECT @task_id, t.run, @attempt, @step_index,
-            (SELECT coalesce(max(c.seq) + 1, 0) FROM step_output_chunks c
-             WHERE c.task_id = @task_id AND c.run = t.run AND c.attempt = @attempt AND c.step_index = @step_index),
-            @text
-     FROM ${CURRENT_ATTEMPT}`,
-  );
-  const end = db.prepare(
-    `UPDATE step_executions SET status = @status, exit_code = @exit_code, end_time = @end_time,
-                                output_truncated = @output_truncated, process_group = NULL,
-                                process_identity = NULL
-     WHERE task_id = @task_id AND run = (SELECT t.run FROM ${CURRENT_ATTEMPT}) AND attempt = @attempt
-       AND step_index = @step_index AND status = 'started'`,
-  );
-  const abortStarted = db.prepare(
-    `UPDATE step_executions SET status = 'aborted', end_time = @time, process_group = NULL,
-                                process_identity = NULL
-     WHERE task_id = @task_id AND status = 'started'`,
-  );
-  const runningGroups = db.prepare<[], { process_group: number; process_identity: string | null }>(
-    `SELECT process_group, process_identity FROM step_executions
-     WHERE status = 'started' AND process_group IS NOT NULL`,
-  );
-  // Every run, or one (`run` not null), through the primary key (task_id, run, attempt, step_index).
-  const ofTask = db.prepare<{ task_id: string; run: number | null }, StepRow>(
-    `SELECT s.*, coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) FROM step_output_chunks c
-                           WHERE c.task_id = s.task_id AND c.run = s.run AND c.attempt = s.attempt
-                             AND c.step_index = s.step_index), '') AS output
-     FROM step_executions s WHERE s.task_id = @task_id AND (@run IS NULL OR s.run = @run)
-     ORDER BY s.run, s.attempt, s.step_index`,
-  );
+export function createStepExecutionStore(d: Dialect, x: Executor) {
+  const { q } = d;
+  // The parameters of these INSERT ... SELECT stand alone in the SELECT, and take the types of
+  // the columns they are inserted into (on PostgreSQL too).
+  const step = (key: StepKey) =>
+    [
+      sql.val(key.task_id).as('task_id'),
+      sql.ref('t.run').as('run'),
+      sql.val(key.attempt).as('attempt'),
+      sql.val(key.step_index).as('step_index'),
+    ] as const;
   return {
     /** A step starts, with the process group of its process and who leads it once there is one. */
-    start(
+    async start(
       key: StepKey,
       label: string | undefined,
       time: string,
       process?: { group: number; identity: string | undefined },
-    ): void {
-      start.run({
-        ...key,
-        label: label ?? null,
-        start_time: time,
-        process_group: process?.group ?? null,
-        process_identity: process?.identity ?? null,
-      });
+    ): Promise<void> {
+      await x.run(
+        q
+          .insertInto('step_executions')
+          .columns([
+            'task_id',
+            'run',
+            'attempt',
+            'step_index',
+            'label',
+            'status',
+            'start_time',
+            'process_group',
+            'process_identity',
+          ])
+          .expression(
+            currentAttempt(q, key).select([
+              ...step(key),
+              sql.val(label ?? null).as('label'),
+              sql.lit('started').as('status'),
+              sql.val(time).as('start_time'),
+              sql.val(process?.group ?? null).as('process_group'),
+              sql.val(process?.identity ?? null).as('process_identity'),
+            ]),
+          ),
+      );
     },
     /** A step that ended before it was recorded as started (one that ends at once): one write. */
-    insertEnded(
+    async insertEnded(
       key: StepKey,
       label: string | undefined,
       startTime: string,
       result: StepEnd,
       endTime: string,
-    ): void {
-      insertEnded.run({
-        ...key,
-        label: label ?? null,
-        start_time: startTime,
-        ...endColumns(result, endTime),
-      });
+    ): Promise<void> {
+      const ended = endColumns(result, endTime);
+      await x.run(
+        q
+          .insertInto('step_executions')
+          .columns([
+            'task_id',
+            'run',
+            'attempt',
+            'step_index',
+            'label',
+            'status',
+            'exit_code',
+            'start_time',
+            'end_time',
+            'output_truncated',
+          ])
+          .expression(
+            currentAttempt(q, key).select([
+              ...step(key),
+              sql.val(label ?? null).as('label'),
+              sql.val(ended.status).as('status'),
+              sql.val(ended.exit_code).as('exit_code'),
+              sql.val(startTime).as('start_time'),
+              sql.val(ended.end_time).as('end_time'),
+              sql.val(ended.output_truncated).as('output_truncated'),
+            ]),
+          ),
+      );
     },
     /** Appends a chunk of output: chunks are never rewritten. */
-    appendOutput(key: StepKey, text: string): void {
-      append.run({ ...key, text });
+    async appendOutput(key: StepKey, text: string): Promise<void> {
+      await x.run(
+        q
+          .insertInto('step_output_chunks')
+          .columns(['task_id', 'run', 'attempt', 'step_index', 'seq', 'text'])
+          .expression(
+            currentAttempt(q, key).select((eb) => [
+              ...step(key),
+              eb
+                .selectFrom('step_output_chunks as c')
+                .select(eb.fn.coalesce(sql<number>`max(${sql.ref('c.seq')}) + 1`, sql.lit(0)).as('seq'))
+                .where('c.task_id', '=', key.task_id)
+                .whereRef('c.run', '=', 't.run')
+                .where('c.attempt', '=', key.attempt)
+                .where('c.step_index', '=', key.step_index)
+                .as('seq'),
+              sql.val(text).as('text'),
+            ]),
+          ),
+      );
     },
-    end(key: StepKey, result: StepEnd, time: string): void {
-      end.run({ ...key, ...endColumns(result, time) });
+    async end(key: StepKey, result: StepEnd, time: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('step_executions')
+          .set({ ...endColumns(result, time), process_group: null, process_identity: null })
+          .where('task_id', '=', key.task_id)
+          .where('run', '=', currentAttempt(q, key).select('t.run'))
+          .where('attempt', '=', key.attempt)
+          .where('step_index', '=', key.step_index)
+          .where('status', '=', sql.lit('started')),
+      );
     },
     /** Process groups of the steps marked running, with who led each when recorded. */
-    runningProcessGroups(): { group: number; identity: string | undefined }[] {
-      return runningGroups
-        .all()
-        .map((row) => ({ group: row.process_group, identity: row.process_identity ?? undefined }));
+    async runningProcessGroups(): Promise<{ group: number; identity: string | undefined }[]> {
+      // Through the partial index step_executions_running: its WHERE term is written as the
+      // index's is, with a literal, for the planner to match it.
+      const rows = await x.all(
+        q
+          .selectFrom('step_executions')
+          .select(['process_group', 'process_identity'])
+          .where('status', '=', sql.lit('started'))
+          .where('process_group', 'is not', null)
+          .$narrowType<{ process_group: number }>(),
+      );
+      return rows.map((row) => ({ group: row.process_group, identity: row.process_identity ?? undefined }));
     },
     /**
      * Steps of a task still marked started when it can no longer run them: after a crash, or at
      * a restart, which keeps them in the run they belong to while their process is stopped.
      */
-    abortStarted(taskId: string, time: string): void {
-      abortStarted.run({ task_id: taskId, time });
+    async abortStarted(taskId: string, time: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('step_executions')
+          .set({ status: sql.lit('aborted'), end_time: time, process_group: null, process_identity: null })
+          .where('task_id', '=', taskId)
+          .where('status', '=', sql.lit('started')),
+      );
     },
     /** The steps of every run of the task, or of one, in order of run, attempt and index. */
-    ofTask(taskId: string, run?: number): StepExecution[] {
-      return ofTask.all({ task_id: taskId, run: run ?? null }).map(toStepExecution);
+    async ofTask(taskId: string, run?: number): Promise<StepExecution[]> {
+      // Every run, or one (`run` given), through the primary key (task_id, run, attempt, step_index).
+      const rows = await x.all(
+        q
+          .selectFrom('step_executions as s')
+          .selectAll('s')
+          .select((eb) =>
+            eb.fn
+              .coalesce(
+                eb
+                  .selectFrom('step_output_chunks as c')
+                  .select((c) => d.concatenated(c.ref('c.text'), c.ref('c.seq')).as('text'))
+                  .whereRef('c.task_id', '=', 's.task_id')
+                  .whereRef('c.run', '=', 's.run')
+                  .whereRef('c.attempt', '=', 's.attempt')
+                  .whereRef('c.step_index', '=', 's.step_index'),
+                sql.lit(''),
+              )
+              .as('output'),
+          )
+          .where('s.task_id', '=', taskId)
+          // One statement with or without a run; the run's type is written for PostgreSQL,
+          // which cannot infer the type of a parameter that stands alone.
+          .where((eb) =>
+            eb.or([eb(eb.cast(eb.val(run ?? null), 'integer'), 'is', null), eb('s.run', '=', run ?? null)]),
+          )
+          .orderBy('s.run')
+          .orderBy('s.attempt')
+          .orderBy('s.step_index'),
+      );
+      return rows.map((row) => toStepExecution(row as StepRow));
     },
   };
 }

@@ -1,34 +1,15 @@
 import type { Schemas } from '@pipewright/types';
+import { type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
-import type { Db } from './db.js';
-import type { QueryBuilder } from './dialect.js';
+import type { Dialect } from './dialect.js';
+import type { DB, Tasks } from './generated/database.js';
 import { paginate } from './paginate.js';
 import type { Executor } from './sql.js';
 
 type Task = Schemas['Task'];
 
-interface TaskRow extends Record<string, unknown> {
-  id: string;
-  org_id: string;
-  project_id: string;
-  pipeline_id: string;
-  task_id: string | null;
-  name: string;
-  pipeline_task: string;
-  spec: string;
-  task_identities: string;
-  dependencies: string;
-  instance_id: number;
-  run: number;
-  retry: number;
-  status: Status;
-  creation_time: string;
-  start_time: string | null;
-  end_time: string | null;
-  failure_message: string | null;
-  not_before: string | null;
-}
+type TaskRow = Selectable<Tasks>;
 
 /** What the scheduler keeps of a task beside what the API shows (migration 008). */
 export interface TaskScheduling {
@@ -53,7 +34,7 @@ function toTask(row: TaskRow): Task {
     instance_id: row.instance_id,
     run: row.run,
     retry: row.retry,
-    status: row.status,
+    status: row.status as Status,
     creation_time: row.creation_time,
     ...(row.start_time === null ? {} : { start_time: row.start_time }),
     ...(row.end_time === null ? {} : { end_time: row.end_time }),
@@ -66,15 +47,15 @@ export interface TaskFilters {
   status?: Status | undefined;
 }
 
-// The oldest task that nothing holds (see migration 008) and that is due, through the partial
-// index tasks_ready, which holds only such tasks and those waiting for a retry: the scan stops
-// at the first one that can run, however large its pipeline or the queues of pipelines.
-const RUNNABLE = `
-  SELECT * FROM tasks INDEXED BY tasks_ready
-  WHERE status = 'created' AND blockers = 0 AND (not_before IS NULL OR not_before <= @now)
-    AND id NOT IN (SELECT value FROM json_each(@busy))
-  ORDER BY creation_time, id
-  LIMIT 1`;
+/** The row of a task's pipeline that recounting its blockers reads (`p` below). */
+interface PipelineHolds {
+  queued: number;
+  pending: SqlBool;
+  released_through: string | null;
+}
+
+/** The tables of recounting: the tasks updated, and their pipeline's row as `p`. */
+type Recounting = ExpressionBuilder<DB & { p: PipelineHolds }, 'tasks' | 'p'>;
 
 /**
  * What holds a waiting task, counted afresh after a restart or as its pipeline's tasks are
@@ -84,136 +65,178 @@ const RUNNABLE = `
  * creation. The pipeline's row is read once per statement (`p`), not once per task: its spec
  * makes it large. CROSS JOIN makes SQLite read the task's dependencies first, then each one's
  * instances by (pipeline_id, name): left to choose, it read every task of the pipeline for each
- * task, which made a long chain quadratic (bench/README.md, stall).
+ * task, which made a long chain quadratic (bench/README.md, stall). The join's terms are in WHERE,
+ * as PostgreSQL's CROSS JOIN takes no ON; the creation counts 1 or 0 through CASE, as
+ * PostgreSQL adds no booleans.
  */
-const BLOCKERS_NOW = `(
-    SELECT count(*) FROM json_each(tasks.dependencies) d
-    CROSS JOIN tasks u ON u.pipeline_id = tasks.pipeline_id AND u.name = d.value
-    WHERE NOT (u.status = 'successful'
-               OR (u.status = 'failed' AND json_extract(u.pipeline_task, '$.on_failure') = 'continue')))
-  + p.queued + (p.pending AND (p.released_through IS NULL OR tasks.id > p.released_through))`;
+function blockersNow(d: Dialect, eb: Recounting) {
+  const unfinishedDependencies = eb
+    .selectFrom(d.jsonStrings(eb.ref('tasks.dependencies'), 'd'))
+    .crossJoin('tasks as u')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .whereRef('u.pipeline_id', '=', 'tasks.pipeline_id')
+    .whereRef('u.name', '=', 'd.value')
+    .where((eb) =>
+      eb.not(
+        eb.or([
+          eb('u.status', '=', sql.lit('successful')),
+          eb.and([
+            eb('u.status', '=', sql.lit('failed')),
+            eb(d.jsonText('u.pipeline_task', 'on_failure'), '=', sql.lit('continue')),
+          ]),
+        ]),
+      ),
+    );
+  const unreleased = eb
+    .case()
+    .when(
+      eb.and([
+        eb.ref('p.pending'),
+        eb.or([eb('p.released_through', 'is', null), eb('tasks.id', '>', eb.ref('p.released_through'))]),
+      ]),
+    )
+    .then(eb.lit(1))
+    .else(eb.lit(0))
+    .end();
+  return eb(eb(unfinishedDependencies, '+', eb.ref('p.queued')), '+', unreleased).$notNull();
+}
 
-const PIPELINE_HOLDS = `(
-    SELECT queued, pending_tasks IS NOT NULL AS pending, released_through FROM pipelines WHERE id = @pipeline_id) AS p`;
+function pipelineHolds(d: Dialect, pipelineId: string) {
+  return d.q
+    .selectFrom('pipelines')
+    .select((eb) => ['queued', eb('pending_tasks', 'is not', null).as('pending'), 'released_through'])
+    .where('id', '=', pipelineId)
+    .as('p');
+}
 
 /** Counts afresh what holds each waiting task of a pipeline. Exported for the test of its plan. */
-export const RECOUNT_BLOCKERS = `
-  UPDATE tasks SET blockers = ${BLOCKERS_NOW}
-  FROM ${PIPELINE_HOLDS}
-  WHERE tasks.pipeline_id = @pipeline_id AND tasks.status = 'created'`;
+export function recountBlockersQuery(d: Dialect, pipelineId: string) {
+  return d.q
+    .updateTable('tasks')
+    .from(pipelineHolds(d, pipelineId))
+    .set((eb) => ({ blockers: blockersNow(d, eb) }))
+    .where('tasks.pipeline_id', '=', pipelineId)
+    .where('tasks.status', '=', sql.lit('created'));
+}
+
+/** The tasks of a project's pipeline whose ids are in (`after`, `last`]. */
+export interface Slice {
+  projectId: string;
+  pipelineId: string;
+  after: string;
+  last: string;
+}
 
 /**
- * The same for the tasks of a project's pipeline whose ids are in (@after, @last], found
- * through tasks_by_project_pipeline: a slice costs its own tasks. Exported for the test of its plan.
+ * The same for the tasks of a slice, found through tasks_by_project_pipeline: a slice costs its
+ * own tasks. Exported for the test of its plan.
  */
-export const RECOUNT_SLICE = `
-  UPDATE tasks INDEXED BY tasks_by_project_pipeline SET blockers = ${BLOCKERS_NOW}
-  FROM ${PIPELINE_HOLDS}
-  WHERE tasks.project_id = @project_id AND tasks.pipeline_id = @pipeline_id
-    AND tasks.id > @after AND tasks.id <= @last AND tasks.status = 'created'`;
+export function recountSliceQuery(d: Dialect, slice: Slice) {
+  return d.q
+    .updateTable(d.indexed('tasks', 'tasks_by_project_pipeline'))
+    .from(pipelineHolds(d, slice.pipelineId))
+    .set((eb) => ({ blockers: blockersNow(d, eb) }))
+    .where('tasks.project_id', '=', slice.projectId)
+    .where('tasks.pipeline_id', '=', slice.pipelineId)
+    .where('tasks.id', '>', slice.after)
+    .where('tasks.id', '<=', slice.last)
+    .where('tasks.status', '=', sql.lit('created'));
+}
 
-/** The next (at most) @size tasks of a pipeline by id after @after: how many, and the last id. Exported for the test of its plan. */
-export const NEXT_SLICE = `
-  SELECT count(*) AS size, max(id) AS last FROM (
-    SELECT id FROM tasks
-    WHERE project_id = @project_id AND pipeline_id = @pipeline_id AND id > @after
-    ORDER BY id LIMIT @size)`;
+/**
+ * The next (at most) `size` tasks of a pipeline by id after `after`: how many, and the last id.
+ * Exported for the test of its plan.
+ */
+export function nextSliceQuery(
+  d: Dialect,
+  projectId: string,
+  pipelineId: string,
+  after: string,
+  size: number,
+) {
+  const slice = d.q
+    .selectFrom('tasks')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('pipeline_id', '=', pipelineId)
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(size)
+    // PostgreSQL 15 names every subquery of a FROM.
+    .as('s');
+  return d.q
+    .selectFrom(slice)
+    .select((eb) => [eb.fn.countAll<number>().as('size'), eb.fn.max<string | null>('s.id').as('last')]);
+}
 
-export function createTaskStore(db: Db, q: QueryBuilder, x: Executor) {
-  const insert = db.prepare(
-    `INSERT INTO tasks (id, org_id, project_id, pipeline_id, task_id, name, pipeline_task, spec, task_identities,
-                        dependencies, instance_id, retry, status, creation_time, blockers, dependents)
-     VALUES (@id, @org_id, @project_id, @pipeline_id, @task_id, @name, @pipeline_task, @spec, @task_identities,
-             @dependencies, @instance_id, @retry, @status, @creation_time, @blockers, @dependents)`,
-  );
-  const byId = db.prepare<[string, string], TaskRow>('SELECT * FROM tasks WHERE project_id = ? AND id = ?');
-  const ofPipeline = db.prepare<[string], TaskRow>(
-    'SELECT * FROM tasks WHERE pipeline_id = ? ORDER BY name, instance_id',
-  );
-  const runnable = db.prepare<{ now: string; busy: string }, TaskRow>(RUNNABLE);
-  const started = db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE status = 'started'`);
-  // Through the partial index tasks_unfinished: a pipeline's unfinished tasks, not all of its tasks.
-  const anyUnfinished = db.prepare<[string], { found: number }>(
-    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status IN ('created', 'started') LIMIT 1`,
-  );
-  const anyUnsuccessful = db.prepare<[string], { found: number }>(
-    `SELECT 1 AS found FROM tasks WHERE pipeline_id = ? AND status <> 'successful' LIMIT 1`,
-  );
-  // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
-  const unblock = db.prepare<[string]>(
-    `UPDATE tasks SET blockers = blockers - 1
-     WHERE status = 'created' AND (pipeline_id, name) IN (
-       SELECT t.pipeline_id, d.value FROM tasks t, json_each(t.dependents) d WHERE t.id = ?)`,
-  );
-  const admit = db.prepare<[string]>(
-    `UPDATE tasks SET blockers = blockers - 1 WHERE pipeline_id = ? AND status = 'created'`,
-  );
-  const recountBlockers = db.prepare<{ pipeline_id: string }>(RECOUNT_BLOCKERS);
-  const recountSlice = db.prepare<{ project_id: string; pipeline_id: string; after: string; last: string }>(
-    RECOUNT_SLICE,
-  );
-  const nextSlice = db.prepare<
-    { project_id: string; pipeline_id: string; after: string; size: number },
-    { size: number; last: string | null }
-  >(NEXT_SLICE);
-  const countOfPipeline = db.prepare<[string], { n: number }>(
-    'SELECT count(*) AS n FROM tasks WHERE pipeline_id = ?',
-  );
-  const nextDue = db.prepare<[], { not_before: string }>(
-    `SELECT min(not_before) AS not_before FROM tasks WHERE status = 'created' AND not_before IS NOT NULL`,
-  );
-  const start = db.prepare(
-    `UPDATE tasks SET status = 'started', start_time = @time, end_time = NULL, not_before = NULL
-     WHERE id = @id AND status = 'created'`,
-  );
+export function createTaskStore(d: Dialect, x: Executor) {
+  const { q } = d;
+  const tasks = q.selectFrom('tasks');
+  const started = tasks.selectAll().where('status', '=', sql.lit('started'));
+  // The oldest task that nothing holds (see migration 008) and that is due, through the partial
+  // index tasks_ready, which holds only such tasks and those waiting for a retry: the scan stops
+  // at the first one that can run, however large its pipeline or the queues of pipelines. The
+  // index's terms are literals, as the planner matches them.
+  const runnable = (now: string, busy: readonly string[]) =>
+    q
+      .selectFrom(d.indexed('tasks', 'tasks_ready'))
+      .selectAll()
+      .where('status', '=', sql.lit('created'))
+      .where('blockers', '=', sql.lit(0))
+      .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+      .where((eb) => eb.not(d.oneOf(eb.ref('id'), busy)))
+      .orderBy('creation_time')
+      .orderBy('id')
+      .limit(sql.lit(1));
+  // Through the partial index tasks_waiting, whose terms are literals here too.
+  const nextDue = tasks
+    .select((eb) => eb.fn.min('not_before').as('not_before'))
+    .where('status', '=', sql.lit('created'))
+    .where('not_before', 'is not', null);
   // Every end of an attempt names the attempt: a late report of an attempt already ended
   // (by an abort, say) changes nothing.
-  const succeed = db.prepare(
-    `UPDATE tasks SET status = 'successful', end_time = @time, failure_message = NULL
-     WHERE id = @id AND status = 'started' AND retry = @retry`,
-  );
-  const fail = db.prepare(
-    `UPDATE tasks SET status = 'failed', end_time = @time, failure_message = @message
-     WHERE id = @id AND status = 'started' AND retry = @retry`,
-  );
-  const retry = db.prepare(
-    `UPDATE tasks SET status = 'created', retry = retry + 1, not_before = @not_before, failure_message = @message,
-                      start_time = NULL, end_time = NULL
-     WHERE id = @id AND status = 'started' AND retry = @retry`,
-  );
-  const abortUnfinished = db.prepare<{ pipeline_id: string; time: string }, { id: string }>(
-    `UPDATE tasks SET status = 'aborted', end_time = @time, not_before = NULL
-     WHERE pipeline_id = @pipeline_id AND status IN ('created', 'started')
-     RETURNING id`,
-  );
-  const reset = db.prepare(
-    `UPDATE tasks SET status = 'created', run = run + 1, retry = 0, start_time = NULL, end_time = NULL,
-                      failure_message = NULL, not_before = NULL
-     WHERE id = ?`,
-  );
+  const endAttempt = (id: string, attempt: number) =>
+    q
+      .updateTable('tasks')
+      .where('id', '=', id)
+      .where('status', '=', sql.lit('started'))
+      .where('retry', '=', attempt);
   return {
     /** A new task, in its first run (the column's default). */
-    insert(task: Omit<Task, 'run'>, scheduling: TaskScheduling): void {
-      insert.run({
-        task_id: null,
-        ...task,
-        blockers: scheduling.blockers,
-        dependents: JSON.stringify(scheduling.dependents),
-        pipeline_task: JSON.stringify(task.pipeline_task),
-        spec: JSON.stringify(task.spec),
-        task_identities: JSON.stringify(task.task_identities),
-        dependencies: JSON.stringify(task.dependencies),
-      });
+    async insert(task: Omit<Task, 'run'>, scheduling: TaskScheduling): Promise<void> {
+      await x.run(
+        q.insertInto('tasks').values({
+          id: task.id,
+          org_id: task.org_id,
+          project_id: task.project_id,
+          pipeline_id: task.pipeline_id,
+          task_id: task.task_id ?? null,
+          name: task.name,
+          pipeline_task: JSON.stringify(task.pipeline_task),
+          spec: JSON.stringify(task.spec),
+          task_identities: JSON.stringify(task.task_identities),
+          dependencies: JSON.stringify(task.dependencies),
+          instance_id: task.instance_id,
+          retry: task.retry,
+          status: task.status,
+          creation_time: task.creation_time,
+          blockers: scheduling.blockers,
+          dependents: JSON.stringify(scheduling.dependents),
+        }),
+      );
     },
-    get(projectId: string, id: string): Task | undefined {
-      const row = byId.get(projectId, id);
+    async get(projectId: string, id: string): Promise<Task | undefined> {
+      const row = await x.first(tasks.selectAll().where('project_id', '=', projectId).where('id', '=', id));
       return row && toTask(row);
     },
-    ofPipeline(pipelineId: string): Task[] {
-      return ofPipeline.all(pipelineId).map(toTask);
+    async ofPipeline(pipelineId: string): Promise<Task[]> {
+      const rows = await x.all(
+        tasks.selectAll().where('pipeline_id', '=', pipelineId).orderBy('name').orderBy('instance_id'),
+      );
+      return rows.map(toTask);
     },
     list(projectId: string, filters: TaskFilters, request: PageRequest): Promise<Page<Task>> {
-      let from = q.selectFrom('tasks').where('project_id', '=', projectId);
+      let from = tasks.where('project_id', '=', projectId);
       if (filters.pipeline_id !== undefined) from = from.where('pipeline_id', '=', filters.pipeline_id);
       if (filters.status !== undefined) from = from.where('status', '=', filters.status);
       return paginate(x, {
@@ -227,78 +250,179 @@ export function createTaskStore(db: Db, q: QueryBuilder, x: Executor) {
      * The oldest task that can start now, but for `busy` ones: tasks whose last run is still
      * ending (a restart made them runnable again while their aborted process is stopped).
      */
-    nextRunnable(now: string, busy: readonly string[]): Task | undefined {
-      const row = runnable.get({ now, busy: JSON.stringify(busy) });
+    async nextRunnable(now: string, busy: readonly string[]): Promise<Task | undefined> {
+      const row = await x.first(runnable(now, busy));
       return row && toTask(row);
     },
     /** How many tasks the pipeline has. */
-    countOfPipeline(pipelineId: string): number {
-      return countOfPipeline.get(pipelineId)?.n ?? 0;
+    async countOfPipeline(pipelineId: string): Promise<number> {
+      const row = await x.first(
+        tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
+      );
+      return row?.n ?? 0;
     },
     /** Whether a task of the pipeline is waiting or running. */
-    anyUnfinished(pipelineId: string): boolean {
-      return anyUnfinished.get(pipelineId) !== undefined;
+    async anyUnfinished(pipelineId: string): Promise<boolean> {
+      // Through the partial index tasks_unfinished: a pipeline's unfinished tasks, not all of its tasks.
+      const row = await x.first(
+        tasks
+          .select(sql.lit(1).as('found'))
+          .where('pipeline_id', '=', pipelineId)
+          .where('status', 'in', [sql.lit('created'), sql.lit('started')])
+          .limit(sql.lit(1)),
+      );
+      return row !== undefined;
     },
     /** Whether a task of the pipeline did not (or not yet) succeed. */
-    anyUnsuccessful(pipelineId: string): boolean {
-      return anyUnsuccessful.get(pipelineId) !== undefined;
+    async anyUnsuccessful(pipelineId: string): Promise<boolean> {
+      const row = await x.first(
+        tasks
+          .select(sql.lit(1).as('found'))
+          .where('pipeline_id', '=', pipelineId)
+          .where('status', '<>', sql.lit('successful'))
+          .limit(sql.lit(1)),
+      );
+      return row !== undefined;
     },
     /** The task ended in a way that lets the entries depending on it run: they wait for one instance less. */
-    unblockDependents(id: string): void {
-      unblock.run(id);
+    async unblockDependents(id: string): Promise<void> {
+      // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
+      await x.run(
+        q
+          .updateTable('tasks')
+          .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
+          .where('status', '=', sql.lit('created'))
+          .where((eb) =>
+            eb(
+              eb.refTuple('pipeline_id', 'name'),
+              'in',
+              eb
+                .selectFrom(['tasks as t', d.jsonStrings(sql.ref('t.dependents'), 'd')])
+                .select(['t.pipeline_id', 'd.value'])
+                .where('t.id', '=', id)
+                .$asTuple('pipeline_id', 'value'),
+            ),
+          ),
+      );
     },
     /** The waiting tasks of a pipeline are held once less: its queue admitted it. */
-    admitPipeline(pipelineId: string): void {
-      admit.run(pipelineId);
+    async admitPipeline(pipelineId: string): Promise<void> {
+      await x.run(
+        q
+          .updateTable('tasks')
+          .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
+          .where('pipeline_id', '=', pipelineId)
+          .where('status', '=', sql.lit('created')),
+      );
     },
     /** Counts afresh what holds each waiting task of the pipeline (after a restart made tasks wait again). */
-    recountBlockers(pipelineId: string): void {
-      recountBlockers.run({ pipeline_id: pipelineId });
+    async recountBlockers(pipelineId: string): Promise<void> {
+      await x.run(recountBlockersQuery(d, pipelineId));
     },
     /**
      * The next tasks of the pipeline by id after `afterId` (`''` for the first), at most `size`:
      * how many, and the last one's id; undefined when there are none.
      */
-    nextSlice(projectId: string, pipelineId: string, afterId: string, size: number) {
-      const { size: found, last } = nextSlice.get({
-        project_id: projectId,
-        pipeline_id: pipelineId,
-        after: afterId,
-        size,
-      }) ?? { size: 0, last: null };
+    async nextSlice(projectId: string, pipelineId: string, afterId: string, size: number) {
+      const { size: found, last } = (await x.first(
+        nextSliceQuery(d, projectId, pipelineId, afterId, size),
+      )) ?? {
+        size: 0,
+        last: null,
+      };
       return last === null ? undefined : { size: found, last };
     },
     /** Counts afresh what holds the waiting tasks of the pipeline whose ids are after `afterId`, up to `lastId`. */
-    recountSlice(projectId: string, pipelineId: string, afterId: string, lastId: string): void {
-      recountSlice.run({ project_id: projectId, pipeline_id: pipelineId, after: afterId, last: lastId });
+    async recountSlice(
+      projectId: string,
+      pipelineId: string,
+      afterId: string,
+      lastId: string,
+    ): Promise<void> {
+      await x.run(recountSliceQuery(d, { projectId, pipelineId, after: afterId, last: lastId }));
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
-    started(): Task[] {
-      return started.all().map(toTask);
+    async started(): Promise<Task[]> {
+      return (await x.all(started)).map(toTask);
     },
     /** When the earliest task waiting for a retry is due, if any. */
-    nextDueTime(): string | undefined {
-      return nextDue.get()?.not_before ?? undefined;
+    async nextDueTime(): Promise<string | undefined> {
+      return (await x.first(nextDue))?.not_before ?? undefined;
     },
-    markStarted(id: string, time: string): boolean {
-      return start.run({ id, time }).changes === 1;
+    async markStarted(id: string, time: string): Promise<boolean> {
+      const { changes } = await x.run(
+        q
+          .updateTable('tasks')
+          .set({
+            status: sql.lit('started'),
+            start_time: time,
+            end_time: sql.lit(null),
+            not_before: sql.lit(null),
+          })
+          .where('id', '=', id)
+          .where('status', '=', sql.lit('created')),
+      );
+      return changes === 1;
     },
-    markSuccessful(id: string, attempt: number, time: string): boolean {
-      return succeed.run({ id, retry: attempt, time }).changes === 1;
+    async markSuccessful(id: string, attempt: number, time: string): Promise<boolean> {
+      const { changes } = await x.run(
+        endAttempt(id, attempt).set({
+          status: sql.lit('successful'),
+          end_time: time,
+          failure_message: sql.lit(null),
+        }),
+      );
+      return changes === 1;
     },
-    markFailed(id: string, attempt: number, time: string, message: string): boolean {
-      return fail.run({ id, retry: attempt, time, message }).changes === 1;
+    async markFailed(id: string, attempt: number, time: string, message: string): Promise<boolean> {
+      const { changes } = await x.run(
+        endAttempt(id, attempt).set({ status: sql.lit('failed'), end_time: time, failure_message: message }),
+      );
+      return changes === 1;
     },
-    scheduleRetry(id: string, attempt: number, notBefore: string, message: string): boolean {
-      return retry.run({ id, retry: attempt, not_before: notBefore, message }).changes === 1;
+    async scheduleRetry(id: string, attempt: number, notBefore: string, message: string): Promise<boolean> {
+      const { changes } = await x.run(
+        endAttempt(id, attempt).set((eb) => ({
+          status: sql.lit('created'),
+          retry: eb('retry', '+', eb.lit(1)),
+          not_before: notBefore,
+          failure_message: message,
+          start_time: sql.lit(null),
+          end_time: sql.lit(null),
+        })),
+      );
+      return changes === 1;
     },
     /** Back to `created` for the task's next run, from its first attempt: a restart. */
-    reset(ids: readonly string[]): void {
-      for (const id of ids) reset.run(id);
+    async reset(ids: readonly string[]): Promise<void> {
+      for (const id of ids) {
+        await x.run(
+          q
+            .updateTable('tasks')
+            .set((eb) => ({
+              status: sql.lit('created'),
+              run: eb('run', '+', eb.lit(1)),
+              retry: sql.lit(0),
+              start_time: sql.lit(null),
+              end_time: sql.lit(null),
+              failure_message: sql.lit(null),
+              not_before: sql.lit(null),
+            }))
+            .where('id', '=', id),
+        );
+      }
     },
     /** Aborts every unfinished task of the pipeline; returns their ids. */
-    abortUnfinished(pipelineId: string, time: string): string[] {
-      return abortUnfinished.all({ pipeline_id: pipelineId, time }).map((row) => row.id);
+    async abortUnfinished(pipelineId: string, time: string): Promise<string[]> {
+      const rows = await x.all(
+        q
+          .updateTable('tasks')
+          .set({ status: sql.lit('aborted'), end_time: time, not_before: sql.lit(null) })
+          .where('pipeline_id', '=', pipelineId)
+          .where('status', 'in', [sql.lit('created'), sql.lit('started')])
+          .returning('id'),
+      );
+      return rows.map((row) => row.id);
     },
   };
 }

@@ -31,7 +31,10 @@ export function createTriggerStore(d: Dialect, x: Executor) {
         // One statement with or without a project, which keeps the search on resources_triggers
         // (on `project_id = ?` alone SQLite prefers resources_by_project_type_id).
         .where((eb) =>
-          eb.or([eb(eb.val(projectId ?? null), 'is', null), eb('project_id', '=', projectId ?? null)]),
+          eb.or([
+            eb(eb.cast(eb.val(projectId ?? null), 'text'), 'is', null),
+            eb('project_id', '=', projectId ?? null),
+          ]),
         )
         .orderBy('project_id')
         .orderBy('id');

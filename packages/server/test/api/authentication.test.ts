@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { command, execute, pipeline, projectWith, task } from '../helpers/projects.js';
 import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { onPostgres } from '../postgres/databases.js';
 
 // Authenticated keys are remembered between requests: whatever makes a key invalid, and
 // whoever writes it, the very next request with that key is refused. Each key is used
@@ -26,7 +27,7 @@ async function usedKey() {
 
 /** Runs `sql` through a connection of its own, as another process would. */
 function elsewhere(sql: string, ...params: string[]): void {
-  const other = new Database(server.databaseFile);
+  const other = new Database(server.databaseFile as string);
   other.pragma('foreign_keys = ON');
   try {
     other.prepare(sql).run(...params);
@@ -42,7 +43,9 @@ describe('an account key', () => {
     await expect(server.client(key).GET('/status')).rejects.toMatchObject(refused);
   });
 
-  it.each([
+  // Writes of another process reach a PostgreSQL server's cache with several instances, the
+  // next step of issue #26; on SQLite, the database file tells of them.
+  it.skipIf(onPostgres).each([
     ['revoked', 'UPDATE api_keys SET revoked = 1 WHERE id = ?', 'key'],
     ['deleted', 'DELETE FROM api_keys WHERE id = ?', 'key'],
     [
@@ -61,13 +64,16 @@ describe('an account key', () => {
     await expect(server.client(key).GET('/status')).rejects.toMatchObject(refused);
   });
 
-  it('keeps working while unrelated data changes, and with a wrong secret still fails', async () => {
-    const { key } = await usedKey();
-    elsewhere('UPDATE organizations SET city = ? WHERE name = ?', 'Lyon', 'default');
-    expect((await server.client(key).GET('/status')).response.status).toBe(200);
-    await expect(server.client(`${key.slice(0, -3)}abc`).GET('/status')).rejects.toMatchObject(refused);
-    expect((await server.client(key).GET('/status')).response.status).toBe(200);
-  });
+  it.skipIf(onPostgres)(
+    'keeps working while unrelated data changes, and with a wrong secret still fails',
+    async () => {
+      const { key } = await usedKey();
+      elsewhere('UPDATE organizations SET city = ? WHERE name = ?', 'Lyon', 'default');
+      expect((await server.client(key).GET('/status')).response.status).toBe(200);
+      await expect(server.client(`${key.slice(0, -3)}abc`).GET('/status')).rejects.toMatchObject(refused);
+      expect((await server.client(key).GET('/status')).response.status).toBe(200);
+    },
+  );
 });
 
 describe("a task's key", () => {
@@ -101,18 +107,10 @@ describe("a task's key", () => {
 
     writeFileSync(join(dir, 'release'), '');
     // Watched in the database, not through the API: no other request comes in between.
-    const watcher = new Database(server.databaseFile, { readonly: true });
-    try {
-      const status = watcher
-        .prepare<[string], string>('SELECT status FROM tasks WHERE pipeline_id = ?')
-        .pluck();
-      await waitFor(
-        async () => status.get(pipelineId),
-        (value) => value !== 'started',
-      );
-    } finally {
-      watcher.close();
-    }
+    await waitFor(
+      async () => (await server.store.tasks.ofPipeline(pipelineId))[0]?.status,
+      (value) => value !== 'started',
+    );
     await expect(taskClient.GET('/status')).rejects.toMatchObject(refused);
   });
 });

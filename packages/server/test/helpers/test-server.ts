@@ -15,13 +15,14 @@ import { composeServer } from '../../src/server.js';
 import type { Services } from '../../src/services/index.js';
 import type { Ticker, TickerOptions } from '../../src/sources/time-ticker.js';
 import type { Store } from '../../src/store/index.js';
+import { createTestDatabase, onPostgres } from '../postgres/databases.js';
 
 export interface TestServer {
   baseUrl: string;
   /** The PEM certificate the server presents. */
   ca: string;
-  /** Its SQLite file, for tests that compare the stored data itself. */
-  databaseFile: string;
+  /** Its SQLite file, for tests that compare the stored data itself; absent on PostgreSQL. */
+  databaseFile?: string;
   /** The admin key of the default organization made on first start. */
   adminKey: string;
   services: Services;
@@ -81,17 +82,19 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
 };
 
 /**
- * The real server on 127.0.0.1, an ephemeral port and a temp SQLite file, composed as the
+ * The real server on 127.0.0.1, an ephemeral port and a temp SQLite file (or, in the
+ * `postgres` project, a database of its own in the run's PostgreSQL cluster), composed as the
  * program composes it, with every response validated against the spec (a mismatch answers
  * 500 and fails the test).
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
-  const databaseFile = join(dir, 'pipewright.db');
+  const databaseFile = onPostgres ? undefined : join(dir, 'pipewright.db');
+  const postgres = onPostgres ? await createTestDatabase() : undefined;
   const { scheduler: work, ticker, purger: retention, notifier, logger, ...app } = options;
   const { cert, key } = await testCertificate();
-  const server = composeServer({
-    databaseFile,
+  const server = await composeServer({
+    database: postgres?.url ?? (databaseFile as string),
     // The server's identity key: the services seal identities with it, the scheduler opens them
     // (unless a test gives the scheduler another key, as a server started with the wrong one).
     secrets: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
@@ -120,7 +123,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return {
     baseUrl,
     ca: cert,
-    databaseFile,
+    ...(databaseFile ? { databaseFile } : {}),
     adminKey,
     services,
     store,
@@ -143,6 +146,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     close: async () => {
       await purger?.stop();
       await server.stop(0);
+      await postgres?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -27,7 +27,7 @@ const tally = { requests: 0, failures5xx: 0 };
 beforeAll(async () => {
   world = await buildWorld(server, server.adminKey);
   sender = createSender(server);
-  before = dumpDatabase(server.databaseFile);
+  before = dumpDatabase(server.databaseFile as string);
 });
 
 afterAll(async () => {
@@ -99,7 +99,7 @@ describe('bad requests of every operation', () => {
   });
 
   it('left the stored data as it was, and the server up', async () => {
-    expect(dumpDatabase(server.databaseFile)).toEqual(before);
+    expect(dumpDatabase(server.databaseFile as string)).toEqual(before);
     const status = await sender.send({
       method: 'get',
       path: '/v0/status',

@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/logger.js';
 import { createServices } from '../../../src/services/index.js';
 import { createTicker, type TickerOptions } from '../../../src/sources/time-ticker.js';
 import { openDatabase } from '../../../src/store/db.js';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { createStore, type Store } from '../../../src/store/index.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const noop = [
@@ -44,7 +44,7 @@ async function world(start: string, clock?: () => Date) {
   const time = clock ?? (() => now);
   const stores: Store[] = [];
   const open = () => {
-    const store = openStore(file);
+    const store = createStore(openDatabase(file));
     stores.push(store);
     return store;
   };
@@ -306,7 +306,7 @@ describe('ticker', () => {
     const w = await world('2026-03-02T09:59:45Z');
     await w.install(timeTrigger({ periodic: 30 }));
     const other = w.ticker();
-    const store = openStore(w.file);
+    const store = createStore(openDatabase(w.file));
     cleanups.push(() => store.close());
     // This server reads the trigger as due, then the other one claims the tick.
     const racing: Store = {
@@ -329,7 +329,7 @@ describe('ticker', () => {
   it('leaves nothing of a tick whose claim broke off, and makes it once afterwards', async () => {
     const w = await world('2026-03-02T09:59:00Z');
     await w.install(timeTrigger({ hourly: {} }));
-    const store = openStore(w.file);
+    const store = createStore(openDatabase(w.file));
     cleanups.push(() => store.close());
     // A server that dies while it stores the tick's tasks: its transaction never commits.
     const dying: Store = {

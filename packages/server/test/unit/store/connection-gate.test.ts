@@ -10,11 +10,11 @@ import { openStore } from '../../../src/store/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pipewright-gate-'));
 const file = join(dir, 'pipewright.db');
-const api = openStore(file);
-const work = openStore(file, 'relaxed');
-afterAll(() => {
-  api.close();
-  work.close();
+const api = await openStore(file);
+const work = await openStore(file, 'relaxed');
+afterAll(async () => {
+  await api.close();
+  await work.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

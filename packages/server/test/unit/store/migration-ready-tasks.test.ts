@@ -6,7 +6,7 @@ import { migrate } from '../../../src/store/db.js';
 // Migration 008 gives the tasks and pipelines stored before it what the scheduler now reads:
 // what holds each waiting task, the dependents of each task, and the queues of pipelines.
 
-const MIGRATIONS = new URL('../../../src/store/migrations/', import.meta.url);
+const MIGRATIONS = new URL('../../../src/store/migrations/sqlite/', import.meta.url);
 
 /** A database at version 7, as a server before migration 008 left it. */
 function databaseBefore008(): Database.Database {

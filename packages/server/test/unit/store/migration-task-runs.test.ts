@@ -6,7 +6,7 @@ import { migrate } from '../../../src/store/db.js';
 // Migration 011 numbers the runs of tasks: what was stored before it becomes run 1, in tables
 // made anew with the run in their keys.
 
-const MIGRATIONS = new URL('../../../src/store/migrations/', import.meta.url);
+const MIGRATIONS = new URL('../../../src/store/migrations/sqlite/', import.meta.url);
 
 /** A database at version 10, as a server before migration 011 left it, with one task that ran two steps. */
 function databaseBefore011(): Database.Database {

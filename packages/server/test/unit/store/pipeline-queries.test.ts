@@ -35,7 +35,7 @@ const recording: Executor = {
     return { changes: 0 };
   },
 };
-const pipelines = createPipelineStore(db, sqlite.q, recording);
+const pipelines = createPipelineStore(sqlite, recording);
 const ID = '2Fv9zQx0bY3kLmN8pQrStUvWxYz';
 const TIME = '2026-11-22T10:00:00.000Z';
 
