@@ -73,13 +73,16 @@ function binaries(): string {
   );
 }
 
-/** Runs a program of PostgreSQL's, as the `postgres` user when this process is root. */
-function runAsOwner(program: string, args: string[]): void {
+/**
+ * Runs a program of PostgreSQL's, as the `postgres` user when this process is root, in `cwd`
+ * (the cluster's directory: the caller's may be closed to that user).
+ */
+function runAsOwner(program: string, args: string[], cwd: string): void {
   const asRoot = process.getuid?.() === 0;
   const [command, commandArgs] = asRoot
     ? ['runuser', ['-u', 'postgres', '--', program, ...args]]
     : [program, args];
-  execFileSync(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
 }
 
 export async function startPostgresCluster(): Promise<PostgresCluster> {
@@ -91,7 +94,11 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     chownSync(dir, Number(owner), Number(group));
   }
   const data = join(dir, 'data');
-  runAsOwner(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-locale', '-E', 'UTF8']);
+  runAsOwner(
+    join(bin, 'initdb'),
+    ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-locale', '-E', 'UTF8'],
+    dir,
+  );
   const settings = [
     `-k ${dir}`,
     "-c listen_addresses=''",
@@ -99,7 +106,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     '-c full_page_writes=off',
     '-c max_connections=400',
   ];
-  const pgCtl = (...args: string[]) => runAsOwner(join(bin, 'pg_ctl'), ['-D', data, ...args]);
+  const pgCtl = (...args: string[]) => runAsOwner(join(bin, 'pg_ctl'), ['-D', data, ...args], dir);
   const up = () => pgCtl('-o', settings.join(' '), '-l', join(dir, 'log'), '-w', 'start');
   up();
   const admin = databaseAdmin(`postgresql://postgres@localhost/postgres?host=${encodeURIComponent(dir)}`);

@@ -1,4 +1,5 @@
 import type { QueryBuilder } from './dialect.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 /** What a row of the change log says changed (migration 013). */
@@ -16,8 +17,20 @@ export interface Change {
 /** The change log that triggers fill (migration 013), read in order and trimmed from its oldest end. */
 export function createChangeStore(q: QueryBuilder, x: Executor) {
   const changes = q.selectFrom('changes');
-  const latest = async () => (await x.first(changes.select((eb) => eb.fn.max('seq').as('seq'))))?.seq ?? null;
-  const oldest = async () => (await x.first(changes.select((eb) => eb.fn.min('seq').as('seq'))))?.seq ?? null;
+  const latestSeq = prepared(0, () => changes.select((eb) => eb.fn.max('seq').as('seq')));
+  const oldestSeq = prepared(0, () => changes.select((eb) => eb.fn.min('seq').as('seq')));
+  const after = prepared(2, (seq: number, limit: number) =>
+    changes.select(['seq', 'project_id', 'kind', 'id']).where('seq', '>', seq).orderBy('seq').limit(limit),
+  );
+  const deleteBelow = prepared(2, (below: number, limit: number) =>
+    q
+      .deleteFrom('changes')
+      .where('seq', 'in', (eb) =>
+        eb.selectFrom('changes').select('seq').where('seq', '<', below).orderBy('seq').limit(limit),
+      ),
+  );
+  const latest = async () => (await x.first(latestSeq()))?.seq ?? null;
+  const oldest = async () => (await x.first(oldestSeq()))?.seq ?? null;
 
   /** The oldest number kept when the latest `keep` changes are: never the newest, so that no number is given twice. */
   const keptFrom = async (keep: number) => ((await latest()) ?? 0) - Math.max(1, keep) + 1;
@@ -25,13 +38,7 @@ export function createChangeStore(q: QueryBuilder, x: Executor) {
   return {
     /** Changes committed after `seq`, oldest first, at most `limit`. */
     async after(seq: number, limit: number): Promise<Change[]> {
-      return (await x.all(
-        changes
-          .select(['seq', 'project_id', 'kind', 'id'])
-          .where('seq', '>', seq)
-          .orderBy('seq')
-          .limit(limit),
-      )) as Change[];
+      return (await x.all(after(seq, limit))) as Change[];
     },
     /** The number of the latest change committed; 0 before the first. */
     async latest(): Promise<number> {
@@ -49,13 +56,7 @@ export function createChangeStore(q: QueryBuilder, x: Executor) {
     /** Deletes at most `limit` of the oldest changes beyond the latest `keep`; returns how many. */
     async deleteBeyond(keep: number, limit: number): Promise<number> {
       const below = await keptFrom(keep);
-      const { changes: deleted } = await x.run(
-        q
-          .deleteFrom('changes')
-          .where('seq', 'in', (eb) =>
-            eb.selectFrom('changes').select('seq').where('seq', '<', below).orderBy('seq').limit(limit),
-          ),
-      );
+      const { changes: deleted } = await x.run(deleteBelow(below, limit));
       return deleted;
     },
   };

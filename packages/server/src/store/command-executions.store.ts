@@ -4,6 +4,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import type { QueryBuilder } from './dialect.js';
 import type { CommandExecutions } from './generated/database.js';
 import { paginate } from './paginate.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type CommandExecution = Schemas['CommandExecution'];
@@ -21,30 +22,52 @@ function toCommandExecution(row: CommandExecutionRow): CommandExecution {
 }
 
 export function createCommandExecutionStore(q: QueryBuilder, x: Executor) {
+  const insert = prepared(
+    9,
+    (
+      id: string,
+      orgId: string,
+      projectId: string,
+      executorId: string | null,
+      executionTime: string,
+      commandId: string,
+      parameters: string,
+      eventId: string,
+      pipelineIds: string,
+    ) =>
+      q.insertInto('command_executions').values({
+        id,
+        org_id: orgId,
+        project_id: projectId,
+        executor_id: executorId,
+        execution_time: executionTime,
+        command_id: commandId,
+        parameters,
+        event_id: eventId,
+        pipeline_ids: pipelineIds,
+      }),
+  );
+  const byId = prepared(2, (projectId: string, id: string) =>
+    q.selectFrom('command_executions').selectAll().where('project_id', '=', projectId).where('id', '=', id),
+  );
   return {
     async insert(execution: CommandExecution): Promise<void> {
       await x.run(
-        q.insertInto('command_executions').values({
-          id: execution.id,
-          org_id: execution.org_id,
-          project_id: execution.project_id,
-          executor_id: execution.executor_id ?? null,
-          execution_time: execution.execution_time,
-          command_id: execution.command_id,
-          parameters: JSON.stringify(execution.parameters),
-          event_id: execution.event_id,
-          pipeline_ids: JSON.stringify(execution.pipeline_ids),
-        }),
+        insert(
+          execution.id,
+          execution.org_id,
+          execution.project_id,
+          execution.executor_id ?? null,
+          execution.execution_time,
+          execution.command_id,
+          JSON.stringify(execution.parameters),
+          execution.event_id,
+          JSON.stringify(execution.pipeline_ids),
+        ),
       );
     },
     async get(projectId: string, id: string): Promise<CommandExecution | undefined> {
-      const row = await x.first(
-        q
-          .selectFrom('command_executions')
-          .selectAll()
-          .where('project_id', '=', projectId)
-          .where('id', '=', id),
-      );
+      const row = await x.first(byId(projectId, id));
       return row && toCommandExecution(row);
     },
     list(

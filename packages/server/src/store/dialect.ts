@@ -14,6 +14,7 @@ import {
   sql,
 } from 'kysely';
 import type { DB } from './generated/database.js';
+import { encodedParameter } from './prepared.js';
 
 /**
  * The stores' queries are built with Kysely and compiled to the SQL of the database they run
@@ -96,7 +97,8 @@ export const sqlite: Dialect = {
     sql`json_extract(${sql.ref(column)}, ${sql.lit(`$.${path.map(propertyName).join('.')}`)})`,
   jsonNumber: (column, ...path) =>
     sql`json_extract(${sql.ref(column)}, ${sql.lit(`$.${path.map(propertyName).join('.')}`)})`,
-  oneOf: (value, list) => sql`${value} IN (SELECT value FROM json_each(${JSON.stringify(list)}))`,
+  oneOf: (value, list) =>
+    sql`${value} IN (SELECT value FROM json_each(${encodedParameter(list, (l) => JSON.stringify(l))}))`,
   jsonStrings: (json, alias) => sql<{ value: string }>`json_each(${json})`.as(alias),
   // The alias comes before the hint: `tasks AS tasks INDEXED BY tasks_ready`.
   indexed: (table, index) =>

@@ -4,6 +4,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import type { QueryBuilder } from './dialect.js';
 import type { Events } from './generated/database.js';
 import { paginate } from './paginate.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Event = Schemas['Event'];
@@ -28,28 +29,58 @@ export interface EventFilters {
 }
 
 export function createEventStore(q: QueryBuilder, x: Executor) {
+  const insert = prepared(
+    11,
+    (
+      id: string,
+      orgId: string,
+      projectId: string,
+      triggerId: string | null,
+      commandId: string | null,
+      creationTime: string,
+      eventTime: string,
+      connector: string,
+      name: string,
+      data: string,
+      originalEventId: string | null,
+    ) =>
+      q.insertInto('events').values({
+        id,
+        org_id: orgId,
+        project_id: projectId,
+        trigger_id: triggerId,
+        command_id: commandId,
+        creation_time: creationTime,
+        event_time: eventTime,
+        connector,
+        name,
+        data,
+        original_event_id: originalEventId,
+      }),
+  );
+  const byId = prepared(2, (projectId: string, id: string) =>
+    q.selectFrom('events').selectAll().where('project_id', '=', projectId).where('id', '=', id),
+  );
   return {
     async insert(event: Event): Promise<void> {
       await x.run(
-        q.insertInto('events').values({
-          id: event.id,
-          org_id: event.org_id,
-          project_id: event.project_id,
-          trigger_id: event.trigger_id ?? null,
-          command_id: event.command_id ?? null,
-          creation_time: event.creation_time,
-          event_time: event.event_time,
-          connector: event.connector,
-          name: event.name,
-          data: JSON.stringify(event.data),
-          original_event_id: event.original_event_id,
-        }),
+        insert(
+          event.id,
+          event.org_id,
+          event.project_id,
+          event.trigger_id ?? null,
+          event.command_id ?? null,
+          event.creation_time,
+          event.event_time,
+          event.connector,
+          event.name,
+          JSON.stringify(event.data),
+          event.original_event_id,
+        ),
       );
     },
     async get(projectId: string, id: string): Promise<Event | undefined> {
-      const row = await x.first(
-        q.selectFrom('events').selectAll().where('project_id', '=', projectId).where('id', '=', id),
-      );
+      const row = await x.first(byId(projectId, id));
       return row && toEvent(row);
     },
     list(projectId: string, filters: EventFilters, request: PageRequest): Promise<Page<Event>> {

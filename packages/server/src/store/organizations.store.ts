@@ -1,5 +1,6 @@
 import type { Schemas } from '@pipewright/types';
 import type { QueryBuilder } from './dialect.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Organization = Schemas['Organization'];
@@ -30,13 +31,16 @@ function toOrganization(row: OrganizationRow): Organization {
 
 export function createOrganizationStore(q: QueryBuilder, x: Executor) {
   const organizations = q.selectFrom('organizations').selectAll();
+  const byId = prepared(1, (id: string) => organizations.where('id', '=', id));
+  const byName = prepared(1, (name: string) => organizations.where('name', '=', name));
+  const any = prepared(0, () => q.selectFrom('organizations').select('id').limit(1));
   return {
     async get(id: string): Promise<Organization | undefined> {
-      const row = await x.first(organizations.where('id', '=', id));
+      const row = await x.first(byId(id));
       return row && toOrganization(row);
     },
     async getByName(name: string): Promise<Organization | undefined> {
-      const row = await x.first(organizations.where('name', '=', name));
+      const row = await x.first(byName(name));
       return row && toOrganization(row);
     },
     async insert(org: {
@@ -48,7 +52,7 @@ export function createOrganizationStore(q: QueryBuilder, x: Executor) {
       await x.run(q.insertInto('organizations').values(org));
     },
     async isEmpty(): Promise<boolean> {
-      return (await x.first(q.selectFrom('organizations').select('id').limit(1))) === undefined;
+      return (await x.first(any())) === undefined;
     },
   };
 }

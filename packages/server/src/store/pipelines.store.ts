@@ -5,6 +5,7 @@ import type { Status } from '../domain/execution/statuses.js';
 import type { Dialect } from './dialect.js';
 import type { Pipelines } from './generated/database.js';
 import { paginate } from './paginate.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Pipeline = Schemas['Pipeline'];
@@ -100,40 +101,152 @@ export function createPipelineStore(d: Dialect, x: Executor) {
   const { q } = d;
   const pipelines = q.selectFrom('pipelines');
   const unfinished = [sql.lit('created'), sql.lit('started')];
+  const insert = prepared(
+    16,
+    (
+      id: string,
+      orgId: string,
+      projectId: string,
+      name: string,
+      pipelineId: string | null,
+      triggerId: string | null,
+      commandId: string | null,
+      eventId: string,
+      eventTime: string,
+      concurrent: number,
+      creationTime: string,
+      status: Status,
+      spec: string,
+      environment: string,
+      queued: number,
+      pendingTasks: string | null,
+    ) =>
+      q.insertInto('pipelines').values({
+        id,
+        org_id: orgId,
+        project_id: projectId,
+        name,
+        pipeline_id: pipelineId,
+        trigger_id: triggerId,
+        command_id: commandId,
+        event_id: eventId,
+        event_time: eventTime,
+        concurrent,
+        creation_time: creationTime,
+        status,
+        spec,
+        environment,
+        queued,
+        pending_tasks: pendingTasks,
+      }),
+  );
+  const byId = prepared(2, (projectId: string, id: string) =>
+    pipelines.selectAll().where('project_id', '=', projectId).where('id', '=', id),
+  );
+  const runContext = prepared(1, (id: string) =>
+    pipelines.select(['event_id', 'environment']).where('id', '=', id),
+  );
+  const markStarted = prepared(2, (id: string, time: string) =>
+    q
+      .updateTable('pipelines')
+      .set({ status: sql.lit('started'), start_time: time })
+      .where('id', '=', id)
+      .where('status', '=', sql.lit('created')),
+  );
+  const reset = prepared(2, (id: string, queued: number) =>
+    q
+      .updateTable('pipelines')
+      .set({ status: sql.lit('created'), start_time: null, end_time: null, queued })
+      .where('id', '=', id),
+  );
+  const finish = prepared(3, (id: string, status: 'successful' | 'failed' | 'aborted', time: string) =>
+    q
+      .updateTable('pipelines')
+      .set({ status, end_time: time, queued: sql.lit(0) })
+      .where('id', '=', id)
+      .where('status', 'in', unfinished)
+      .returning(['project_id', 'name', 'concurrent']),
+  );
+  // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
+  // Their WHERE terms are written as the partial indexes' are, with literals, for the
+  // planner to match them.
+  const admittedId = prepared(2, (projectId: string, name: string) =>
+    pipelines
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('name', '=', name)
+      .where('concurrent', '=', sql.lit(0))
+      .where('queued', '=', sql.lit(0))
+      .where('status', 'in', unfinished)
+      .limit(1),
+  );
+  const firstQueuedId = prepared(2, (projectId: string, name: string) =>
+    pipelines
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('name', '=', name)
+      .where('queued', '=', sql.lit(1))
+      .orderBy('creation_time')
+      .orderBy('id')
+      .limit(1),
+  );
+  const pendingInstantiation = prepared(1, (id: string) =>
+    pipelines
+      .selectAll()
+      .where('id', '=', id)
+      .where('pending_tasks', 'is not', null)
+      .$narrowType<{ pending_tasks: string }>(),
+  );
+  const pendingState = prepared(1, (id: string) =>
+    pipelines
+      .select(['status', 'end_time', 'queued', 'released_through'])
+      .where('id', '=', id)
+      .where('pending_tasks', 'is not', null),
+  );
+  const releaseThrough = prepared(2, (id: string, lastId: string) =>
+    q.updateTable('pipelines').set({ released_through: lastId }).where('id', '=', id),
+  );
+  const endInstantiation = prepared(1, (id: string) =>
+    q.updateTable('pipelines').set({ pending_tasks: null, released_through: null }).where('id', '=', id),
+  );
+  const admit = prepared(1, (id: string) =>
+    q
+      .updateTable('pipelines')
+      .set({ queued: sql.lit(0) })
+      .where('id', '=', id),
+  );
   return {
     async insert(pipeline: PipelineRecord): Promise<void> {
       await x.run(
-        q.insertInto('pipelines').values({
-          id: pipeline.id,
-          org_id: pipeline.org_id,
-          project_id: pipeline.project_id,
-          name: pipeline.name,
-          pipeline_id: pipeline.pipeline_id ?? null,
-          trigger_id: pipeline.trigger_id ?? null,
-          command_id: pipeline.command_id ?? null,
-          event_id: pipeline.event_id,
-          event_time: pipeline.event_time,
-          concurrent: pipeline.concurrent ? 1 : 0,
-          creation_time: pipeline.creation_time,
-          status: pipeline.status,
-          spec: JSON.stringify(pipeline.spec),
-          environment: JSON.stringify(pipeline.environment),
-          queued: pipeline.queued ? 1 : 0,
-          pending_tasks: pipeline.pending_tasks ? JSON.stringify(pipeline.pending_tasks) : null,
-        }),
+        insert(
+          pipeline.id,
+          pipeline.org_id,
+          pipeline.project_id,
+          pipeline.name,
+          pipeline.pipeline_id ?? null,
+          pipeline.trigger_id ?? null,
+          pipeline.command_id ?? null,
+          pipeline.event_id,
+          pipeline.event_time,
+          pipeline.concurrent ? 1 : 0,
+          pipeline.creation_time,
+          pipeline.status,
+          JSON.stringify(pipeline.spec),
+          JSON.stringify(pipeline.environment),
+          pipeline.queued ? 1 : 0,
+          pipeline.pending_tasks ? JSON.stringify(pipeline.pending_tasks) : null,
+        ),
       );
     },
     async get(projectId: string, id: string): Promise<Pipeline | undefined> {
-      const row = await x.first(
-        pipelines.selectAll().where('project_id', '=', projectId).where('id', '=', id),
-      );
+      const row = await x.first(byId(projectId, id));
       return row && toPipeline(row as PipelineRow);
     },
     /** What its tasks run with: its event and the variables of its command's parameters (not its spec, which is large). */
     async runContext(
       id: string,
     ): Promise<{ event_id: string; environment: Record<string, string> } | undefined> {
-      const row = await x.first(pipelines.select(['event_id', 'environment']).where('id', '=', id));
+      const row = await x.first(runContext(id));
       return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
     },
     list(projectId: string, filters: PipelineFilters, request: PageRequest): Promise<Page<Pipeline>> {
@@ -158,22 +271,11 @@ export function createPipelineStore(d: Dialect, x: Executor) {
     },
     /** created -> started; no change for a pipeline already started. */
     async markStarted(id: string, time: string): Promise<void> {
-      await x.run(
-        q
-          .updateTable('pipelines')
-          .set({ status: sql.lit('started'), start_time: time })
-          .where('id', '=', id)
-          .where('status', '=', sql.lit('created')),
-      );
+      await x.run(markStarted(id, time));
     },
     /** Back to `created`, for a restart, queued or not. */
     async reset(id: string, queued: boolean): Promise<void> {
-      await x.run(
-        q
-          .updateTable('pipelines')
-          .set({ status: sql.lit('created'), start_time: null, end_time: null, queued: queued ? 1 : 0 })
-          .where('id', '=', id),
-      );
+      await x.run(reset(id, queued ? 1 : 0));
     },
     /**
      * Ends an unfinished pipeline (out of its queue, if it was queued); returns what names its
@@ -184,56 +286,22 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       status: 'successful' | 'failed' | 'aborted',
       time: string,
     ): Promise<{ project_id: string; name: string; concurrent: boolean } | undefined> {
-      const row = await x.first(
-        q
-          .updateTable('pipelines')
-          .set({ status, end_time: time, queued: sql.lit(0) })
-          .where('id', '=', id)
-          .where('status', 'in', unfinished)
-          .returning(['project_id', 'name', 'concurrent']),
-      );
+      const row = await x.first(finish(id, status, time));
       return row && { project_id: row.project_id, name: row.name, concurrent: row.concurrent === 1 };
     },
     /** The unfinished, not queued pipeline of a non-concurrent resource's name, if any. */
     async admittedId(projectId: string, name: string): Promise<string | undefined> {
-      // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
-      // Their WHERE terms are written as the partial indexes' are, with literals, for the
-      // planner to match them.
-      const row = await x.first(
-        pipelines
-          .select('id')
-          .where('project_id', '=', projectId)
-          .where('name', '=', name)
-          .where('concurrent', '=', sql.lit(0))
-          .where('queued', '=', sql.lit(0))
-          .where('status', 'in', unfinished)
-          .limit(1),
-      );
+      const row = await x.first(admittedId(projectId, name));
       return row?.id;
     },
     /** The oldest pipeline queued under a name, if any. */
     async firstQueuedId(projectId: string, name: string): Promise<string | undefined> {
-      const row = await x.first(
-        pipelines
-          .select('id')
-          .where('project_id', '=', projectId)
-          .where('name', '=', name)
-          .where('queued', '=', sql.lit(1))
-          .orderBy('creation_time')
-          .orderBy('id')
-          .limit(1),
-      );
+      const row = await x.first(firstQueuedId(projectId, name));
       return row?.id;
     },
     /** A pipeline whose tasks are still being created, with what creating them needs. */
     async pendingInstantiation(id: string): Promise<PendingInstantiation | undefined> {
-      const row = await x.first(
-        pipelines
-          .selectAll()
-          .where('id', '=', id)
-          .where('pending_tasks', 'is not', null)
-          .$narrowType<{ pending_tasks: string }>(),
-      );
+      const row = await x.first(pendingInstantiation(id));
       if (!row) return undefined;
       const pipeline: PipelineRecord = {
         ...toPipeline(row as PipelineRow),
@@ -245,12 +313,7 @@ export function createPipelineStore(d: Dialect, x: Executor) {
     },
     /** The small part of a pending instantiation that changes, read at each of its steps; undefined once it ended. */
     async pendingState(id: string): Promise<PendingState | undefined> {
-      const row = await x.first(
-        pipelines
-          .select(['status', 'end_time', 'queued', 'released_through'])
-          .where('id', '=', id)
-          .where('pending_tasks', 'is not', null),
-      );
+      const row = await x.first(pendingState(id));
       if (!row) return undefined;
       return {
         status: row.status as Status,
@@ -266,22 +329,15 @@ export function createPipelineStore(d: Dialect, x: Executor) {
     },
     /** Its tasks up to `lastId` (by id) no longer wait for the others to exist. */
     async releaseThrough(id: string, lastId: string): Promise<void> {
-      await x.run(q.updateTable('pipelines').set({ released_through: lastId }).where('id', '=', id));
+      await x.run(releaseThrough(id, lastId));
     },
     /** Every task of the pipeline exists and is released. */
     async endInstantiation(id: string): Promise<void> {
-      await x.run(
-        q.updateTable('pipelines').set({ pending_tasks: null, released_through: null }).where('id', '=', id),
-      );
+      await x.run(endInstantiation(id));
     },
     /** Out of its queue: its tasks may run. */
     async admit(id: string): Promise<void> {
-      await x.run(
-        q
-          .updateTable('pipelines')
-          .set({ queued: sql.lit(0) })
-          .where('id', '=', id),
-      );
+      await x.run(admit(id));
     },
   };
 }

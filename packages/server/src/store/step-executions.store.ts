@@ -2,6 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import { type Selectable, sql } from 'kysely';
 import type { Dialect, QueryBuilder } from './dialect.js';
 import type { StepExecutions } from './generated/database.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type StepExecution = Schemas['StepExecution'];
@@ -59,25 +60,185 @@ const endColumns = (result: StepEnd, time: string) => ({
  * restart starts the task's next run (marking the steps still started aborted) while its aborted
  * attempt may still print and end, and that attempt's writes must then change nothing.
  */
-function currentAttempt(q: QueryBuilder, key: StepKey) {
+function currentAttempt(q: QueryBuilder, taskId: string, attempt: number, attemptStart: string) {
   return q
     .selectFrom('tasks as t')
-    .where('t.id', '=', key.task_id)
-    .where('t.retry', '=', key.attempt)
-    .where('t.start_time', '=', key.attempt_start);
+    .where('t.id', '=', taskId)
+    .where('t.retry', '=', attempt)
+    .where('t.start_time', '=', attemptStart);
 }
 
 export function createStepExecutionStore(d: Dialect, x: Executor) {
   const { q } = d;
   // The parameters of these INSERT ... SELECT stand alone in the SELECT, and take the types of
   // the columns they are inserted into (on PostgreSQL too).
-  const step = (key: StepKey) =>
+  const step = (taskId: string, attempt: number, stepIndex: number) =>
     [
-      sql.val(key.task_id).as('task_id'),
+      sql.val(taskId).as('task_id'),
       sql.ref('t.run').as('run'),
-      sql.val(key.attempt).as('attempt'),
-      sql.val(key.step_index).as('step_index'),
+      sql.val(attempt).as('attempt'),
+      sql.val(stepIndex).as('step_index'),
     ] as const;
+  // Each query's first four arguments are a StepKey's task_id, attempt, step_index and attempt_start.
+  const start = prepared(
+    8,
+    (
+      taskId: string,
+      attempt: number,
+      stepIndex: number,
+      attemptStart: string,
+      label: string | null,
+      time: string,
+      group: number | null,
+      identity: string | null,
+    ) =>
+      q
+        .insertInto('step_executions')
+        .columns([
+          'task_id',
+          'run',
+          'attempt',
+          'step_index',
+          'label',
+          'status',
+          'start_time',
+          'process_group',
+          'process_identity',
+        ])
+        .expression(
+          currentAttempt(q, taskId, attempt, attemptStart).select([
+            ...step(taskId, attempt, stepIndex),
+            sql.val(label).as('label'),
+            sql.lit('started').as('status'),
+            sql.val(time).as('start_time'),
+            sql.val(group).as('process_group'),
+            sql.val(identity).as('process_identity'),
+          ]),
+        ),
+  );
+  const insertEnded = prepared(
+    10,
+    (
+      taskId: string,
+      attempt: number,
+      stepIndex: number,
+      attemptStart: string,
+      label: string | null,
+      status: StepExecution['status'],
+      exitCode: number | null,
+      startTime: string,
+      endTime: string,
+      outputTruncated: number,
+    ) =>
+      q
+        .insertInto('step_executions')
+        .columns([
+          'task_id',
+          'run',
+          'attempt',
+          'step_index',
+          'label',
+          'status',
+          'exit_code',
+          'start_time',
+          'end_time',
+          'output_truncated',
+        ])
+        .expression(
+          currentAttempt(q, taskId, attempt, attemptStart).select([
+            ...step(taskId, attempt, stepIndex),
+            sql.val(label).as('label'),
+            sql.val(status).as('status'),
+            sql.val(exitCode).as('exit_code'),
+            sql.val(startTime).as('start_time'),
+            sql.val(endTime).as('end_time'),
+            sql.val(outputTruncated).as('output_truncated'),
+          ]),
+        ),
+  );
+  const appendOutput = prepared(
+    5,
+    (taskId: string, attempt: number, stepIndex: number, attemptStart: string, text: string) =>
+      q
+        .insertInto('step_output_chunks')
+        .columns(['task_id', 'run', 'attempt', 'step_index', 'seq', 'text'])
+        .expression(
+          currentAttempt(q, taskId, attempt, attemptStart).select((eb) => [
+            ...step(taskId, attempt, stepIndex),
+            eb
+              .selectFrom('step_output_chunks as c')
+              .select(eb.fn.coalesce(sql<number>`max(${sql.ref('c.seq')}) + 1`, sql.lit(0)).as('seq'))
+              .where('c.task_id', '=', taskId)
+              .whereRef('c.run', '=', 't.run')
+              .where('c.attempt', '=', attempt)
+              .where('c.step_index', '=', stepIndex)
+              .as('seq'),
+            sql.val(text).as('text'),
+          ]),
+        ),
+  );
+  const end = prepared(
+    8,
+    (
+      taskId: string,
+      attempt: number,
+      stepIndex: number,
+      attemptStart: string,
+      status: StepExecution['status'],
+      exitCode: number | null,
+      endTime: string,
+      outputTruncated: number,
+    ) =>
+      q
+        .updateTable('step_executions')
+        .set({
+          status,
+          exit_code: exitCode,
+          end_time: endTime,
+          output_truncated: outputTruncated,
+          process_group: null,
+          process_identity: null,
+        })
+        .where('task_id', '=', taskId)
+        .where('run', '=', currentAttempt(q, taskId, attempt, attemptStart).select('t.run'))
+        .where('attempt', '=', attempt)
+        .where('step_index', '=', stepIndex)
+        .where('status', '=', sql.lit('started')),
+  );
+  const abortStarted = prepared(2, (taskId: string, time: string) =>
+    q
+      .updateTable('step_executions')
+      .set({ status: sql.lit('aborted'), end_time: time, process_group: null, process_identity: null })
+      .where('task_id', '=', taskId)
+      .where('status', '=', sql.lit('started')),
+  );
+  // Every run, or one (`run` not null), through the primary key (task_id, run, attempt, step_index).
+  const ofTask = prepared(2, (taskId: string, run: number | null) =>
+    q
+      .selectFrom('step_executions as s')
+      .selectAll('s')
+      .select((eb) =>
+        eb.fn
+          .coalesce(
+            eb
+              .selectFrom('step_output_chunks as c')
+              .select((c) => d.concatenated(c.ref('c.text'), c.ref('c.seq')).as('text'))
+              .whereRef('c.task_id', '=', 's.task_id')
+              .whereRef('c.run', '=', 's.run')
+              .whereRef('c.attempt', '=', 's.attempt')
+              .whereRef('c.step_index', '=', 's.step_index'),
+            sql.lit(''),
+          )
+          .as('output'),
+      )
+      .where('s.task_id', '=', taskId)
+      // One statement with or without a run; the run's type is written for PostgreSQL,
+      // which cannot infer the type of a parameter that stands alone.
+      .where((eb) => eb.or([eb(eb.cast(eb.val(run), 'integer'), 'is', null), eb('s.run', '=', run)]))
+      .orderBy('s.run')
+      .orderBy('s.attempt')
+      .orderBy('s.step_index'),
+  );
   return {
     /** A step starts, with the process group of its process and who leads it once there is one. */
     async start(
@@ -87,29 +248,16 @@ export function createStepExecutionStore(d: Dialect, x: Executor) {
       process?: { group: number; identity: string | undefined },
     ): Promise<void> {
       await x.run(
-        q
-          .insertInto('step_executions')
-          .columns([
-            'task_id',
-            'run',
-            'attempt',
-            'step_index',
-            'label',
-            'status',
-            'start_time',
-            'process_group',
-            'process_identity',
-          ])
-          .expression(
-            currentAttempt(q, key).select([
-              ...step(key),
-              sql.val(label ?? null).as('label'),
-              sql.lit('started').as('status'),
-              sql.val(time).as('start_time'),
-              sql.val(process?.group ?? null).as('process_group'),
-              sql.val(process?.identity ?? null).as('process_identity'),
-            ]),
-          ),
+        start(
+          key.task_id,
+          key.attempt,
+          key.step_index,
+          key.attempt_start,
+          label ?? null,
+          time,
+          process?.group ?? null,
+          process?.identity ?? null,
+        ),
       );
     },
     /** A step that ended before it was recorded as started (one that ends at once): one write. */
@@ -122,65 +270,37 @@ export function createStepExecutionStore(d: Dialect, x: Executor) {
     ): Promise<void> {
       const ended = endColumns(result, endTime);
       await x.run(
-        q
-          .insertInto('step_executions')
-          .columns([
-            'task_id',
-            'run',
-            'attempt',
-            'step_index',
-            'label',
-            'status',
-            'exit_code',
-            'start_time',
-            'end_time',
-            'output_truncated',
-          ])
-          .expression(
-            currentAttempt(q, key).select([
-              ...step(key),
-              sql.val(label ?? null).as('label'),
-              sql.val(ended.status).as('status'),
-              sql.val(ended.exit_code).as('exit_code'),
-              sql.val(startTime).as('start_time'),
-              sql.val(ended.end_time).as('end_time'),
-              sql.val(ended.output_truncated).as('output_truncated'),
-            ]),
-          ),
+        insertEnded(
+          key.task_id,
+          key.attempt,
+          key.step_index,
+          key.attempt_start,
+          label ?? null,
+          ended.status,
+          ended.exit_code,
+          startTime,
+          ended.end_time,
+          ended.output_truncated,
+        ),
       );
     },
     /** Appends a chunk of output: chunks are never rewritten. */
     async appendOutput(key: StepKey, text: string): Promise<void> {
-      await x.run(
-        q
-          .insertInto('step_output_chunks')
-          .columns(['task_id', 'run', 'attempt', 'step_index', 'seq', 'text'])
-          .expression(
-            currentAttempt(q, key).select((eb) => [
-              ...step(key),
-              eb
-                .selectFrom('step_output_chunks as c')
-                .select(eb.fn.coalesce(sql<number>`max(${sql.ref('c.seq')}) + 1`, sql.lit(0)).as('seq'))
-                .where('c.task_id', '=', key.task_id)
-                .whereRef('c.run', '=', 't.run')
-                .where('c.attempt', '=', key.attempt)
-                .where('c.step_index', '=', key.step_index)
-                .as('seq'),
-              sql.val(text).as('text'),
-            ]),
-          ),
-      );
+      await x.run(appendOutput(key.task_id, key.attempt, key.step_index, key.attempt_start, text));
     },
     async end(key: StepKey, result: StepEnd, time: string): Promise<void> {
+      const ended = endColumns(result, time);
       await x.run(
-        q
-          .updateTable('step_executions')
-          .set({ ...endColumns(result, time), process_group: null, process_identity: null })
-          .where('task_id', '=', key.task_id)
-          .where('run', '=', currentAttempt(q, key).select('t.run'))
-          .where('attempt', '=', key.attempt)
-          .where('step_index', '=', key.step_index)
-          .where('status', '=', sql.lit('started')),
+        end(
+          key.task_id,
+          key.attempt,
+          key.step_index,
+          key.attempt_start,
+          ended.status,
+          ended.exit_code,
+          ended.end_time,
+          ended.output_truncated,
+        ),
       );
     },
     /** Process groups of the steps marked running, with who led each when recorded. */
@@ -202,45 +322,11 @@ export function createStepExecutionStore(d: Dialect, x: Executor) {
      * a restart, which keeps them in the run they belong to while their process is stopped.
      */
     async abortStarted(taskId: string, time: string): Promise<void> {
-      await x.run(
-        q
-          .updateTable('step_executions')
-          .set({ status: sql.lit('aborted'), end_time: time, process_group: null, process_identity: null })
-          .where('task_id', '=', taskId)
-          .where('status', '=', sql.lit('started')),
-      );
+      await x.run(abortStarted(taskId, time));
     },
     /** The steps of every run of the task, or of one, in order of run, attempt and index. */
     async ofTask(taskId: string, run?: number): Promise<StepExecution[]> {
-      // Every run, or one (`run` given), through the primary key (task_id, run, attempt, step_index).
-      const rows = await x.all(
-        q
-          .selectFrom('step_executions as s')
-          .selectAll('s')
-          .select((eb) =>
-            eb.fn
-              .coalesce(
-                eb
-                  .selectFrom('step_output_chunks as c')
-                  .select((c) => d.concatenated(c.ref('c.text'), c.ref('c.seq')).as('text'))
-                  .whereRef('c.task_id', '=', 's.task_id')
-                  .whereRef('c.run', '=', 's.run')
-                  .whereRef('c.attempt', '=', 's.attempt')
-                  .whereRef('c.step_index', '=', 's.step_index'),
-                sql.lit(''),
-              )
-              .as('output'),
-          )
-          .where('s.task_id', '=', taskId)
-          // One statement with or without a run; the run's type is written for PostgreSQL,
-          // which cannot infer the type of a parameter that stands alone.
-          .where((eb) =>
-            eb.or([eb(eb.cast(eb.val(run ?? null), 'integer'), 'is', null), eb('s.run', '=', run ?? null)]),
-          )
-          .orderBy('s.run')
-          .orderBy('s.attempt')
-          .orderBy('s.step_index'),
-      );
+      const rows = await x.all(ofTask(taskId, run ?? null));
       return rows.map((row) => toStepExecution(row as StepRow));
     },
   };

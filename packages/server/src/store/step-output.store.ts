@@ -1,6 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Dialect } from './dialect.js';
 import type { DB } from './generated/database.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 /**
@@ -30,23 +31,41 @@ export function createStepOutputStore(d: Dialect, x: Executor) {
   /** The length of a chunk's text in bytes of UTF-8 (the database's encoding). */
   const bytes = (eb: ExpressionBuilder<DB, 'step_output_chunks'>) => d.byteLength(eb.ref('text')).as('bytes');
   const order = ['run', 'attempt', 'step_index', 'seq'] as const;
+  // Through the primary key (task_id, run, attempt, step_index, seq), from where the reader is.
+  const chunksAfter = prepared(
+    6,
+    (taskId: string, run: number, attempt: number, stepIndex: number, seq: number, limit: number) =>
+      chunks
+        .select([...order, 'text', bytes])
+        .where('task_id', '=', taskId)
+        .where((eb) => eb(eb.refTuple(...order), '>', eb.tuple(run, attempt, stepIndex, seq)))
+        .orderBy('run')
+        .orderBy('attempt')
+        .orderBy('step_index')
+        .orderBy('seq')
+        .limit(limit),
+  );
+  const lengthsOf = prepared(1, (taskId: string) =>
+    chunks
+      .select([...order, bytes])
+      .where('task_id', '=', taskId)
+      .orderBy('run')
+      .orderBy('attempt')
+      .orderBy('step_index')
+      .orderBy('seq'),
+  );
+  const running = prepared(1, (taskId: string) =>
+    q
+      .selectFrom('step_executions')
+      .select((eb) => eb.lit(1).as('one'))
+      .where('task_id', '=', taskId)
+      .where('status', '=', 'started')
+      .limit(1),
+  );
   return {
     /** The chunks after `key`, in order, at most `limit`. */
     after(taskId: string, key: ChunkKey, limit: number): Promise<OutputChunk[]> {
-      // Through the primary key (task_id, run, attempt, step_index, seq), from where the reader is.
-      return x.all(
-        chunks
-          .select([...order, 'text', bytes])
-          .where('task_id', '=', taskId)
-          .where((eb) =>
-            eb(eb.refTuple(...order), '>', eb.tuple(key.run, key.attempt, key.step_index, key.seq)),
-          )
-          .orderBy('run')
-          .orderBy('attempt')
-          .orderBy('step_index')
-          .orderBy('seq')
-          .limit(limit),
-      );
+      return x.all(chunksAfter(taskId, key.run, key.attempt, key.step_index, key.seq, limit));
     },
     /**
      * Where byte `offset` of the task's output (every run, attempt and step, in order) lies: in the
@@ -55,15 +74,7 @@ export function createStepOutputStore(d: Dialect, x: Executor) {
      */
     async locate(taskId: string, offset: number): Promise<{ after: ChunkKey; start: number } | undefined> {
       // The lengths alone, to find where an offset falls without reading the text before it.
-      const lengths = await x.all(
-        chunks
-          .select([...order, bytes])
-          .where('task_id', '=', taskId)
-          .orderBy('run')
-          .orderBy('attempt')
-          .orderBy('step_index')
-          .orderBy('seq'),
-      );
+      const lengths = await x.all(lengthsOf(taskId));
       let after = BEFORE_FIRST_CHUNK;
       let start = 0;
       for (const { bytes, ...key } of lengths) {
@@ -75,14 +86,7 @@ export function createStepOutputStore(d: Dialect, x: Executor) {
     },
     /** Whether a step of the task is still recorded as running (its output may grow). */
     async anyRunning(taskId: string): Promise<boolean> {
-      const row = await x.first(
-        q
-          .selectFrom('step_executions')
-          .select((eb) => eb.lit(1).as('one'))
-          .where('task_id', '=', taskId)
-          .where('status', '=', 'started')
-          .limit(1),
-      );
+      const row = await x.first(running(taskId));
       return row !== undefined;
     },
   };

@@ -5,6 +5,7 @@ import type { Status } from '../domain/execution/statuses.js';
 import type { Dialect } from './dialect.js';
 import type { DB, Tasks } from './generated/database.js';
 import { paginate } from './paginate.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Task = Schemas['Task'];
@@ -172,12 +173,59 @@ export function nextSliceQuery(
 export function createTaskStore(d: Dialect, x: Executor) {
   const { q } = d;
   const tasks = q.selectFrom('tasks');
-  const started = tasks.selectAll().where('status', '=', sql.lit('started'));
+  // The queries run per task, per pipeline or per request are built and compiled once
+  // (prepared.ts): each call only gives their parameters.
+  const started = prepared(0, () => tasks.selectAll().where('status', '=', sql.lit('started')));
+  const insert = prepared(
+    16,
+    (
+      id: string,
+      orgId: string,
+      projectId: string,
+      pipelineId: string,
+      taskId: string | null,
+      name: string,
+      pipelineTask: string,
+      spec: string,
+      taskIdentities: string,
+      dependencies: string,
+      instanceId: number,
+      retry: number,
+      status: string,
+      creationTime: string,
+      blockers: number,
+      dependents: string,
+    ) =>
+      q.insertInto('tasks').values({
+        id,
+        org_id: orgId,
+        project_id: projectId,
+        pipeline_id: pipelineId,
+        task_id: taskId,
+        name,
+        pipeline_task: pipelineTask,
+        spec,
+        task_identities: taskIdentities,
+        dependencies,
+        instance_id: instanceId,
+        retry,
+        status,
+        creation_time: creationTime,
+        blockers,
+        dependents,
+      }),
+  );
+  const get = prepared(2, (projectId: string, id: string) =>
+    tasks.selectAll().where('project_id', '=', projectId).where('id', '=', id),
+  );
+  const ofPipeline = prepared(1, (pipelineId: string) =>
+    tasks.selectAll().where('pipeline_id', '=', pipelineId).orderBy('name').orderBy('instance_id'),
+  );
   // The oldest task that nothing holds (see migration 008) and that is due, through the partial
   // index tasks_ready, which holds only such tasks and those waiting for a retry: the scan stops
   // at the first one that can run, however large its pipeline or the queues of pipelines. The
   // index's terms are literals, as the planner matches them.
-  const runnable = (now: string, busy: readonly string[]) =>
+  const runnable = prepared(2, (now: string, busy: readonly string[]) =>
     q
       .selectFrom(d.indexed('tasks', 'tasks_ready'))
       .selectAll()
@@ -187,12 +235,77 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where((eb) => eb.not(d.oneOf(eb.ref('id'), busy)))
       .orderBy('creation_time')
       .orderBy('id')
-      .limit(sql.lit(1));
+      .limit(sql.lit(1)),
+  );
+  const countOfPipeline = prepared(1, (pipelineId: string) =>
+    tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
+  );
+  // Through the partial index tasks_unfinished: a pipeline's unfinished tasks, not all of its tasks.
+  const anyUnfinished = prepared(1, (pipelineId: string) =>
+    tasks
+      .select(sql.lit(1).as('found'))
+      .where('pipeline_id', '=', pipelineId)
+      .where('status', 'in', [sql.lit('created'), sql.lit('started')])
+      .limit(sql.lit(1)),
+  );
+  const anyUnsuccessful = prepared(1, (pipelineId: string) =>
+    tasks
+      .select(sql.lit(1).as('found'))
+      .where('pipeline_id', '=', pipelineId)
+      .where('status', '<>', sql.lit('successful'))
+      .limit(sql.lit(1)),
+  );
+  // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
+  const unblockDependents = prepared(1, (id: string) =>
+    q
+      .updateTable('tasks')
+      .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
+      .where('status', '=', sql.lit('created'))
+      .where((eb) =>
+        eb(
+          eb.refTuple('pipeline_id', 'name'),
+          'in',
+          eb
+            .selectFrom(['tasks as t', d.jsonStrings(sql.ref('t.dependents'), 'd')])
+            .select(['t.pipeline_id', 'd.value'])
+            .where('t.id', '=', id)
+            .$asTuple('pipeline_id', 'value'),
+        ),
+      ),
+  );
+  const admitPipeline = prepared(1, (pipelineId: string) =>
+    q
+      .updateTable('tasks')
+      .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
+      .where('pipeline_id', '=', pipelineId)
+      .where('status', '=', sql.lit('created')),
+  );
+  const recountBlockers = prepared(1, (pipelineId: string) => recountBlockersQuery(d, pipelineId));
+  const nextSlice = prepared(4, (projectId: string, pipelineId: string, after: string, size: number) =>
+    nextSliceQuery(d, projectId, pipelineId, after, size),
+  );
+  const recountSlice = prepared(4, (projectId: string, pipelineId: string, after: string, last: string) =>
+    recountSliceQuery(d, { projectId, pipelineId, after, last }),
+  );
   // Through the partial index tasks_waiting, whose terms are literals here too.
-  const nextDue = tasks
-    .select((eb) => eb.fn.min('not_before').as('not_before'))
-    .where('status', '=', sql.lit('created'))
-    .where('not_before', 'is not', null);
+  const nextDue = prepared(0, () =>
+    tasks
+      .select((eb) => eb.fn.min('not_before').as('not_before'))
+      .where('status', '=', sql.lit('created'))
+      .where('not_before', 'is not', null),
+  );
+  const markStarted = prepared(2, (id: string, time: string) =>
+    q
+      .updateTable('tasks')
+      .set({
+        status: sql.lit('started'),
+        start_time: time,
+        end_time: sql.lit(null),
+        not_before: sql.lit(null),
+      })
+      .where('id', '=', id)
+      .where('status', '=', sql.lit('created')),
+  );
   // Every end of an attempt names the attempt: a late report of an attempt already ended
   // (by an abort, say) changes nothing.
   const endAttempt = (id: string, attempt: number) =>
@@ -201,38 +314,78 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where('id', '=', id)
       .where('status', '=', sql.lit('started'))
       .where('retry', '=', attempt);
+  const markSuccessful = prepared(3, (id: string, attempt: number, time: string) =>
+    endAttempt(id, attempt).set({
+      status: sql.lit('successful'),
+      end_time: time,
+      failure_message: sql.lit(null),
+    }),
+  );
+  const markFailed = prepared(4, (id: string, attempt: number, time: string, message: string) =>
+    endAttempt(id, attempt).set({ status: sql.lit('failed'), end_time: time, failure_message: message }),
+  );
+  const scheduleRetry = prepared(4, (id: string, attempt: number, notBefore: string, message: string) =>
+    endAttempt(id, attempt).set((eb) => ({
+      status: sql.lit('created'),
+      retry: eb('retry', '+', eb.lit(1)),
+      not_before: notBefore,
+      failure_message: message,
+      start_time: sql.lit(null),
+      end_time: sql.lit(null),
+    })),
+  );
+  const reset = prepared(1, (id: string) =>
+    q
+      .updateTable('tasks')
+      .set((eb) => ({
+        status: sql.lit('created'),
+        run: eb('run', '+', eb.lit(1)),
+        retry: sql.lit(0),
+        start_time: sql.lit(null),
+        end_time: sql.lit(null),
+        failure_message: sql.lit(null),
+        not_before: sql.lit(null),
+      }))
+      .where('id', '=', id),
+  );
+  const abortUnfinished = prepared(2, (pipelineId: string, time: string) =>
+    q
+      .updateTable('tasks')
+      .set({ status: sql.lit('aborted'), end_time: time, not_before: sql.lit(null) })
+      .where('pipeline_id', '=', pipelineId)
+      .where('status', 'in', [sql.lit('created'), sql.lit('started')])
+      .returning('id'),
+  );
   return {
     /** A new task, in its first run (the column's default). */
     async insert(task: Omit<Task, 'run'>, scheduling: TaskScheduling): Promise<void> {
       await x.run(
-        q.insertInto('tasks').values({
-          id: task.id,
-          org_id: task.org_id,
-          project_id: task.project_id,
-          pipeline_id: task.pipeline_id,
-          task_id: task.task_id ?? null,
-          name: task.name,
-          pipeline_task: JSON.stringify(task.pipeline_task),
-          spec: JSON.stringify(task.spec),
-          task_identities: JSON.stringify(task.task_identities),
-          dependencies: JSON.stringify(task.dependencies),
-          instance_id: task.instance_id,
-          retry: task.retry,
-          status: task.status,
-          creation_time: task.creation_time,
-          blockers: scheduling.blockers,
-          dependents: JSON.stringify(scheduling.dependents),
-        }),
+        insert(
+          task.id,
+          task.org_id,
+          task.project_id,
+          task.pipeline_id,
+          task.task_id ?? null,
+          task.name,
+          JSON.stringify(task.pipeline_task),
+          JSON.stringify(task.spec),
+          JSON.stringify(task.task_identities),
+          JSON.stringify(task.dependencies),
+          task.instance_id,
+          task.retry,
+          task.status,
+          task.creation_time,
+          scheduling.blockers,
+          JSON.stringify(scheduling.dependents),
+        ),
       );
     },
     async get(projectId: string, id: string): Promise<Task | undefined> {
-      const row = await x.first(tasks.selectAll().where('project_id', '=', projectId).where('id', '=', id));
+      const row = await x.first(get(projectId, id));
       return row && toTask(row);
     },
     async ofPipeline(pipelineId: string): Promise<Task[]> {
-      const rows = await x.all(
-        tasks.selectAll().where('pipeline_id', '=', pipelineId).orderBy('name').orderBy('instance_id'),
-      );
+      const rows = await x.all(ofPipeline(pipelineId));
       return rows.map(toTask);
     },
     list(projectId: string, filters: TaskFilters, request: PageRequest): Promise<Page<Task>> {
@@ -256,77 +409,37 @@ export function createTaskStore(d: Dialect, x: Executor) {
     },
     /** How many tasks the pipeline has. */
     async countOfPipeline(pipelineId: string): Promise<number> {
-      const row = await x.first(
-        tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
-      );
+      const row = await x.first(countOfPipeline(pipelineId));
       return row?.n ?? 0;
     },
     /** Whether a task of the pipeline is waiting or running. */
     async anyUnfinished(pipelineId: string): Promise<boolean> {
-      // Through the partial index tasks_unfinished: a pipeline's unfinished tasks, not all of its tasks.
-      const row = await x.first(
-        tasks
-          .select(sql.lit(1).as('found'))
-          .where('pipeline_id', '=', pipelineId)
-          .where('status', 'in', [sql.lit('created'), sql.lit('started')])
-          .limit(sql.lit(1)),
-      );
+      const row = await x.first(anyUnfinished(pipelineId));
       return row !== undefined;
     },
     /** Whether a task of the pipeline did not (or not yet) succeed. */
     async anyUnsuccessful(pipelineId: string): Promise<boolean> {
-      const row = await x.first(
-        tasks
-          .select(sql.lit(1).as('found'))
-          .where('pipeline_id', '=', pipelineId)
-          .where('status', '<>', sql.lit('successful'))
-          .limit(sql.lit(1)),
-      );
+      const row = await x.first(anyUnsuccessful(pipelineId));
       return row !== undefined;
     },
     /** The task ended in a way that lets the entries depending on it run: they wait for one instance less. */
     async unblockDependents(id: string): Promise<void> {
-      // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
-      await x.run(
-        q
-          .updateTable('tasks')
-          .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
-          .where('status', '=', sql.lit('created'))
-          .where((eb) =>
-            eb(
-              eb.refTuple('pipeline_id', 'name'),
-              'in',
-              eb
-                .selectFrom(['tasks as t', d.jsonStrings(sql.ref('t.dependents'), 'd')])
-                .select(['t.pipeline_id', 'd.value'])
-                .where('t.id', '=', id)
-                .$asTuple('pipeline_id', 'value'),
-            ),
-          ),
-      );
+      await x.run(unblockDependents(id));
     },
     /** The waiting tasks of a pipeline are held once less: its queue admitted it. */
     async admitPipeline(pipelineId: string): Promise<void> {
-      await x.run(
-        q
-          .updateTable('tasks')
-          .set((eb) => ({ blockers: eb('blockers', '-', eb.lit(1)) }))
-          .where('pipeline_id', '=', pipelineId)
-          .where('status', '=', sql.lit('created')),
-      );
+      await x.run(admitPipeline(pipelineId));
     },
     /** Counts afresh what holds each waiting task of the pipeline (after a restart made tasks wait again). */
     async recountBlockers(pipelineId: string): Promise<void> {
-      await x.run(recountBlockersQuery(d, pipelineId));
+      await x.run(recountBlockers(pipelineId));
     },
     /**
      * The next tasks of the pipeline by id after `afterId` (`''` for the first), at most `size`:
      * how many, and the last one's id; undefined when there are none.
      */
     async nextSlice(projectId: string, pipelineId: string, afterId: string, size: number) {
-      const { size: found, last } = (await x.first(
-        nextSliceQuery(d, projectId, pipelineId, afterId, size),
-      )) ?? {
+      const { size: found, last } = (await x.first(nextSlice(projectId, pipelineId, afterId, size))) ?? {
         size: 0,
         last: null,
       };
@@ -339,89 +452,39 @@ export function createTaskStore(d: Dialect, x: Executor) {
       afterId: string,
       lastId: string,
     ): Promise<void> {
-      await x.run(recountSliceQuery(d, { projectId, pipelineId, after: afterId, last: lastId }));
+      await x.run(recountSlice(projectId, pipelineId, afterId, lastId));
     },
     /** Tasks marked running: after a crash, those the dead process left behind. */
     async started(): Promise<Task[]> {
-      return (await x.all(started)).map(toTask);
+      return (await x.all(started())).map(toTask);
     },
     /** When the earliest task waiting for a retry is due, if any. */
     async nextDueTime(): Promise<string | undefined> {
-      return (await x.first(nextDue))?.not_before ?? undefined;
+      return (await x.first(nextDue()))?.not_before ?? undefined;
     },
     async markStarted(id: string, time: string): Promise<boolean> {
-      const { changes } = await x.run(
-        q
-          .updateTable('tasks')
-          .set({
-            status: sql.lit('started'),
-            start_time: time,
-            end_time: sql.lit(null),
-            not_before: sql.lit(null),
-          })
-          .where('id', '=', id)
-          .where('status', '=', sql.lit('created')),
-      );
+      const { changes } = await x.run(markStarted(id, time));
       return changes === 1;
     },
     async markSuccessful(id: string, attempt: number, time: string): Promise<boolean> {
-      const { changes } = await x.run(
-        endAttempt(id, attempt).set({
-          status: sql.lit('successful'),
-          end_time: time,
-          failure_message: sql.lit(null),
-        }),
-      );
+      const { changes } = await x.run(markSuccessful(id, attempt, time));
       return changes === 1;
     },
     async markFailed(id: string, attempt: number, time: string, message: string): Promise<boolean> {
-      const { changes } = await x.run(
-        endAttempt(id, attempt).set({ status: sql.lit('failed'), end_time: time, failure_message: message }),
-      );
+      const { changes } = await x.run(markFailed(id, attempt, time, message));
       return changes === 1;
     },
     async scheduleRetry(id: string, attempt: number, notBefore: string, message: string): Promise<boolean> {
-      const { changes } = await x.run(
-        endAttempt(id, attempt).set((eb) => ({
-          status: sql.lit('created'),
-          retry: eb('retry', '+', eb.lit(1)),
-          not_before: notBefore,
-          failure_message: message,
-          start_time: sql.lit(null),
-          end_time: sql.lit(null),
-        })),
-      );
+      const { changes } = await x.run(scheduleRetry(id, attempt, notBefore, message));
       return changes === 1;
     },
     /** Back to `created` for the task's next run, from its first attempt: a restart. */
     async reset(ids: readonly string[]): Promise<void> {
-      for (const id of ids) {
-        await x.run(
-          q
-            .updateTable('tasks')
-            .set((eb) => ({
-              status: sql.lit('created'),
-              run: eb('run', '+', eb.lit(1)),
-              retry: sql.lit(0),
-              start_time: sql.lit(null),
-              end_time: sql.lit(null),
-              failure_message: sql.lit(null),
-              not_before: sql.lit(null),
-            }))
-            .where('id', '=', id),
-        );
-      }
+      for (const id of ids) await x.run(reset(id));
     },
     /** Aborts every unfinished task of the pipeline; returns their ids. */
     async abortUnfinished(pipelineId: string, time: string): Promise<string[]> {
-      const rows = await x.all(
-        q
-          .updateTable('tasks')
-          .set({ status: sql.lit('aborted'), end_time: time, not_before: sql.lit(null) })
-          .where('pipeline_id', '=', pipelineId)
-          .where('status', 'in', [sql.lit('created'), sql.lit('started')])
-          .returning('id'),
-      );
+      const rows = await x.all(abortUnfinished(pipelineId, time));
       return rows.map((row) => row.id);
     },
   };

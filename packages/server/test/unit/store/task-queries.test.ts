@@ -5,7 +5,13 @@ import type { Compilable } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import { sqlite } from '../../../src/store/dialect.js';
-import { nextSliceQuery, recountBlockersQuery, recountSliceQuery } from '../../../src/store/tasks.store.js';
+import type { Executor } from '../../../src/store/sql.js';
+import {
+  createTaskStore,
+  nextSliceQuery,
+  recountBlockersQuery,
+  recountSliceQuery,
+} from '../../../src/store/tasks.store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pipewright-plans-'));
 const db = openDatabase(join(dir, 'pipewright.db'));
@@ -71,5 +77,44 @@ describe('the plan of releasing the tasks of a pipeline a slice at a time', () =
     expect(plan.join('\n')).toMatch(
       /SEARCH tasks USING INDEX tasks_by_project_pipeline \(project_id=\? AND pipeline_id=\? AND id>\? AND id<\?\)/,
     );
+  });
+});
+
+describe("the store's prepared queries", () => {
+  // The store builds these once and then only swaps their parameters: what it runs must be the
+  // very statements whose plans are checked above, with each call's values.
+  const ran: Compilable<unknown>[] = [];
+  const x: Executor = {
+    all: async (query) => {
+      ran.push(query);
+      return [];
+    },
+    first: async (query) => {
+      ran.push(query);
+      return undefined;
+    },
+    run: async (query) => {
+      ran.push(query);
+      return { changes: 0 };
+    },
+  };
+  const store = createTaskStore(sqlite, x);
+  const OTHER = '2Fv9zQx0bY3kLmN8pQrStUvWxZa';
+
+  it.each([
+    ['recounting a pipeline', () => store.recountBlockers(OTHER), recountBlockersQuery(sqlite, OTHER)],
+    [
+      'recounting a slice',
+      () => store.recountSlice(ID, OTHER, 'a', 'b'),
+      recountSliceQuery(sqlite, { projectId: ID, pipelineId: OTHER, after: 'a', last: 'b' }),
+    ],
+    ['finding a slice', () => store.nextSlice(OTHER, ID, 'a', 7), nextSliceQuery(sqlite, OTHER, ID, 'a', 7)],
+  ])('runs the statement of %s with the values of each call', async (_, call, expected) => {
+    await call();
+    await call();
+    expect(ran.pop()?.compile()).toMatchObject({
+      sql: expected.compile().sql,
+      parameters: expected.compile().parameters,
+    });
   });
 });
