@@ -28,6 +28,8 @@ export interface ServeConfig {
   stepOutputLimitBytes: number;
   /** Seconds an attempt of a task without a timeout of its own may run; undefined: no limit. */
   taskTimeoutSeconds: number | undefined;
+  /** How long this server's lease on the database lasts unrenewed. */
+  leaseMs: number;
   /** Requests per second per API key, with bursts of twice that; 0 turns the limit off. */
   rateLimitPerSecond: number;
   bodyLimitBytes: number;
@@ -86,6 +88,10 @@ Options (each also read from the environment variable named beside it):
                         run (1 to 604800) before its step is stopped, as --abort-grace
                         says, and the attempt fails (PIPEWRIGHT_TASK_TIMEOUT, default
                         21600: 6 hours)
+  --lease SECONDS       on a database several servers share, how long a server that stopped
+                        answering keeps its tasks before another ends them (retrying those
+                        with retries left); they are ended within 1.2 times it
+                        (PIPEWRIGHT_LEASE, default 15)
   --rate-limit N        requests per second per API key, bursts of 2N; 0 turns it off
                         (PIPEWRIGHT_RATE_LIMIT, default 100)
   --body-limit BYTES    largest request body (PIPEWRIGHT_BODY_LIMIT, default 1048576)
@@ -191,6 +197,7 @@ function parse(argv: string[]) {
       'stop-deadline': { type: 'string' },
       'step-output-limit': { type: 'string' },
       'task-timeout': { type: 'string' },
+      lease: { type: 'string' },
       'rate-limit': { type: 'string' },
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
@@ -283,6 +290,7 @@ export function serveConfig(values: ParsedCommand['values'], env: Env): ServeCon
     taskTimeoutSeconds: taskTimeoutOf(
       (values['task-timeout'] as string | undefined) ?? env.PIPEWRIGHT_TASK_TIMEOUT,
     ),
+    leaseMs: 1000 * Math.max(1, count(values, env, 'lease', 'PIPEWRIGHT_LEASE', 15)),
     rateLimitPerSecond: count(values, env, 'rate-limit', 'PIPEWRIGHT_RATE_LIMIT', 100),
     bodyLimitBytes: count(values, env, 'body-limit', 'PIPEWRIGHT_BODY_LIMIT', 1024 * 1024),
     requestTimeoutMs:

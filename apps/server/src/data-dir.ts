@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -19,6 +19,7 @@ import { DEFAULT_SEARCH_PATH, removeTreeSync, takeExclusiveLock } from '@pipewri
 
 const DATABASE_FILE = 'pipewright.db';
 const SERVER_LOCK_FILE = 'server.lock';
+const INSTANCE_FILE = 'instance';
 /** Written by a stopping server: until when its stop may last, for a successor to wait. */
 const STOPPING_FILE = 'server.stopping';
 /** How long past the announced end of a stop a successor still waits, for a loaded machine. */
@@ -27,6 +28,24 @@ const LOCK_POLL_MS = 100;
 
 /** The program cannot start as asked; its message says why, for the person who started it. */
 export class StartupError extends Error {}
+
+/**
+ * This server's name among the servers of its database: made at random by the first start on
+ * the data directory, and kept there. A restart keeps it, and so ends at once what the previous
+ * run left; another machine, with a data directory of its own, is another instance.
+ */
+export function instanceName(dataDir: string): string {
+  const file = join(dataDir, INSTANCE_FILE);
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const name = randomUUID();
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(`${file}.new`, `${name}\n`, { mode: 0o600 });
+    renameSync(`${file}.new`, file);
+    return name;
+  }
+}
 
 /**
  * The database file of a data directory, private to the server's user: it holds every

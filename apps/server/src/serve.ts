@@ -5,12 +5,12 @@ import {
   createJsonLogger,
   createSecretBox,
   type Logger,
-  lockServerDatabase,
+  lockServerInstance,
 } from '@pipewright/server';
 import { startCheckpointing } from './checkpointing.js';
 import type { ServeConfig } from './config.js';
 import { chooseContainerEngine, containerInstance } from './container-engine.js';
-import { lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
+import { instanceName, lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
 import { loadIdentityKey } from './identity-key.js';
 import { startPurging } from './purging.js';
 import { shellWord } from './shell-word.js';
@@ -29,13 +29,16 @@ export async function serve(config: ServeConfig): Promise<void> {
   const serverLock = await lockDataDir(config.dataDir, (until) =>
     logger.info('waiting for the server stopping on the data directory', { until: until.toISOString() }),
   );
-  // On PostgreSQL, the one server of the database too: another server waits (store/postgres.ts).
+  // On PostgreSQL, the one server of its instance's name too: another server of that name waits
+  // (store/postgres.ts); servers of other names serve beside it.
+  const instance = instanceName(config.dataDir);
   const databaseLock = config.database
-    ? await lockServerDatabase(
+    ? await lockServerInstance(
         config.database,
-        () => logger.info('waiting for the server that uses the database to stop'),
+        instance,
+        () => logger.info('waiting for the server of this instance to stop', { instance }),
         (error) => {
-          logger.error('another server took the lock of the database; stopping', { error: error.message });
+          logger.error('another server took the lock of this instance; stopping', { error: error.message });
           process.kill(process.pid, 'SIGTERM');
         },
       )
@@ -59,6 +62,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     work: {
       workRoot: workRoot.dir,
       maxRunningTasks: config.maxRunningTasks,
+      instance,
+      leaseMs: config.leaseMs,
       graceMs: config.abortGraceMs,
       outputLimitBytes: config.stepOutputLimitBytes,
       taskUsers: taskUsers?.range,

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ApiClient, ApiError } from '@pipewright/client';
+import { type ApiClient, ApiError, walk } from '@pipewright/client';
 import { clientOf, lastLine, runProgram, tempDirs } from '@pipewright/testing';
 import { type PostgresCluster, startPostgresCluster } from '@pipewright/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,13 @@ async function projectWithCommand(admin: ApiClient): Promise<string> {
     },
   });
   return projectId;
+}
+
+/** Every element of an async iterable (Node 20 has no Array.fromAsync). */
+async function collected<T>(elements: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const element of elements) all.push(element);
+  return all;
 }
 
 /** Executes `go`; resolves to the pipeline's final status. */
@@ -112,22 +119,24 @@ describe('pipewright-server --database postgres://...', () => {
     expect(projects?.elements.map((p) => p.name)).not.toContain('while-down');
   });
 
-  it('makes a second server on the database wait, which takes over once the first stops', async () => {
+  it('makes a second server of the same instance wait, which takes over once the first stops', async () => {
     const database = await cluster.createDatabase('program_standby');
     const firstDir = tempDir('pipewright-postgres-');
     const first = await start(firstDir, ['--database', database]);
     const apiKey = lastLine(first.stdout());
     const projectId = await projectWithCommand(clientOf(first, firstDir, apiKey));
 
+    // A copy of the first one's data directory: the same instance, as a standby machine would be.
     let log = '';
     const secondDir = tempDir('pipewright-postgres-');
+    cpSync(join(firstDir, 'instance'), join(secondDir, 'instance'));
     // The identity key goes with the database: every server of it opens the same identities.
     const key = ['--identity-key-file', join(firstDir, 'identity.key')];
     const starting = start(secondDir, ['--database', database, ...key], (stderr) => {
       log = stderr;
     });
     await eventually(() =>
-      log.includes('waiting for the server that uses the database to stop') ? true : undefined,
+      log.includes('waiting for the server of this instance to stop') ? true : undefined,
     );
     expect(log).not.toContain('"message":"listening"');
     expect(await first.stop()).toBe(0);
@@ -136,5 +145,126 @@ describe('pipewright-server --database postgres://...', () => {
     // The first server's certificate is not the second's: the key and the data are the database's.
     const client = clientOf(second, secondDir, apiKey, projectId);
     expect(await runGo(client)).toBe('successful');
+  });
+
+  it('loses nothing when one of two servers is killed under load: the other ends and retries its tasks', async () => {
+    const database = await cluster.createDatabase('program_two');
+    const [dirA, dirB] = [tempDir('pipewright-postgres-'), tempDir('pipewright-postgres-')];
+    // Short leases, for a short test; tasks as the servers' user, to share a directory with the test.
+    const common = ['--database', database, '--lease', '2', '--task-users', 'off'];
+    const a = await start(dirA, common);
+    const apiKey = lastLine(a.stdout());
+    const b = await start(dirB, [...common, '--identity-key-file', join(dirA, 'identity.key')]);
+    const shared = tempDir('pipewright-attempts-');
+    const admin = clientOf(a, dirA, apiKey);
+    const { data: project } = await admin.POST('/projects', { body: { name: 'two-servers' } });
+    const projectId = project?.id ?? '';
+    // Each attempt holds a directory while it runs: named after its task, or after its pipeline
+    // when only one such pipeline may run at a time (HOLD; steps run with `set -u`). One that
+    // finds it held by a process still alive runs beside another: it says so.
+    const attempt = [
+      '[ -n "$HOLD" ] || HOLD="$PIPEWRIGHT_TASK_ID"',
+      'held="$DIR/$HOLD"',
+      'if ! mkdir "$held" 2>/dev/null; then',
+      '  [ -e "/proc/$(cat "$held/pid")" ] && echo "$held" >> "$DIR/overlaps"',
+      'fi',
+      'echo $$ > "$held/pid"',
+      'sleep "$SLEEP"',
+      'rm -r "$held"',
+    ].join('\n');
+    const holding = (name: string, environment: Record<string, string>) => ({
+      type: 'task' as const,
+      version: 1 as const,
+      name,
+      data: { environment: { DIR: shared, ...environment }, steps: [{ code: attempt }] },
+    });
+    await admin.PUT('/projects/id/{id}/resources', {
+      params: { path: { id: projectId } },
+      body: {
+        specs: [
+          holding('work', { SLEEP: '2', HOLD: '' }),
+          holding('one-at-a-time', { SLEEP: '0.2', HOLD: 'serial' }),
+          { type: 'task', version: 1, name: 'noop', data: { steps: [{ command: 'true' }] } },
+          {
+            type: 'pipeline',
+            version: 1,
+            name: 'main',
+            data: { concurrent: true, tasks: [{ task: 'work', nb_retries: 3 }] },
+          },
+          // Not concurrent (the default): its pipelines queue, across both servers.
+          {
+            type: 'pipeline',
+            version: 1,
+            name: 'serial',
+            data: { tasks: [{ task: 'one-at-a-time', nb_retries: 3 }] },
+          },
+          {
+            type: 'pipeline',
+            version: 1,
+            name: 'ticked',
+            data: { concurrent: true, tasks: [{ task: 'noop', nb_retries: 3 }] },
+          },
+          {
+            type: 'trigger',
+            version: 1,
+            name: 'push',
+            data: { connector: 'custom', event: 'push', pipelines: ['main', 'serial'] },
+          },
+          {
+            type: 'trigger',
+            version: 1,
+            name: 'every-second',
+            data: { connector: 'time', event: 'tick', parameters: { periodic: 1 }, pipelines: ['ticked'] },
+          },
+        ],
+      },
+    });
+    const clients = [clientOf(a, dirA, apiKey, projectId), clientOf(b, dirB, apiKey, projectId)];
+    const onB = clients[1] as ApiClient;
+    // Events sent to both servers in turn: those answered 2xx must all be there in the end.
+    const acknowledged: string[] = [];
+    const push = (round: number) =>
+      Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const client = clients[i % 2] as ApiClient;
+          const sent = await client
+            .POST('/events', { body: { connector: 'custom', name: 'push', data: { round, i } } })
+            .catch(() => undefined);
+          for (const event of sent?.data ?? []) acknowledged.push(event.id);
+        }),
+      );
+    await push(1);
+    // Killed while both run tasks.
+    await eventually(async () => {
+      const { data } = await onB.GET('/tasks', { params: { query: { status: 'started', size: 100 } } });
+      return (data?.elements.length ?? 0) >= 4 ? true : undefined;
+    });
+    await a.stop('SIGKILL');
+    await push(2);
+    expect(acknowledged.length).toBeGreaterThanOrEqual(18);
+
+    // B ends A's attempts once A's lease expires, and retries them.
+    const pipelines = await eventually(async () => {
+      const all = await collected(walk(onB, '/pipelines', {}));
+      const pushed = all.filter((p) => p.name !== 'ticked');
+      return pushed.length === 2 * acknowledged.length &&
+        all.every((p) => ['successful', 'failed', 'aborted'].includes(p.status))
+        ? all
+        : undefined;
+    }, 120_000);
+    // Every attempt cut short had retries left: every pipeline succeeds.
+    expect(pipelines.filter((p) => p.status !== 'successful').map((p) => [p.name, p.status])).toEqual([]);
+    for (const id of acknowledged) {
+      expect((await onB.GET('/events/id/{id}', { params: { path: { id } } })).data?.id).toBe(id);
+    }
+    const tasks = await collected(walk(onB, '/tasks', {}));
+    // Some of A's attempts were cut short, and ran again.
+    expect(tasks.some((t) => t.retry > 0)).toBe(true);
+    expect(existsSync(join(shared, 'overlaps'))).toBe(false);
+    // The ticks of the time trigger: each second once, none lost across the kill.
+    const ticks = await collected(walk(onB, '/events', { connector: 'time' }));
+    const seconds = ticks.map((e) => Date.parse(e.event_time) / 1000).sort((x, y) => x - y);
+    expect(seconds.length).toBeGreaterThan(2);
+    expect(seconds).toEqual(seconds.map((_, i) => (seconds[0] as number) + i));
   });
 });

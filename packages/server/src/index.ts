@@ -55,7 +55,7 @@ export {
   type Durability,
   type ExclusiveLock,
   isPostgresUrl,
-  lockServerDatabase,
+  lockServerInstance,
   openStore,
   type Store,
   takeExclusiveLock,

@@ -52,10 +52,12 @@ export interface ServerOptions {
  */
 export async function composeServer(options: ServerOptions) {
   const logger = options.logger ?? silentLogger;
-  const store = await openStore(options.database, 'full', options.checkpoints);
+  // The stores of this server share what they learn of other servers' commits.
+  const instance = options.work.instance ?? 'local';
+  const store = await openStore(options.database, 'full', options.checkpoints, instance);
   // The scheduler's bookkeeping (claims, step records) and the notifier write through a
   // connection that does not sync every commit: what the API acknowledges still does, through `store`.
-  const workStore = await openStore(options.database, 'relaxed', options.checkpoints);
+  const workStore = await openStore(options.database, 'relaxed', options.checkpoints, instance);
   const { secrets } = options;
   const runner = createRunner(options.work);
   // The scheduler tells live streams of its commits (through the services, made after it).
@@ -66,6 +68,12 @@ export async function composeServer(options: ServerOptions) {
   const ticker = createTicker(store, scheduler, logger, clock, tickerOptions);
   const services = createServices(store, scheduler, undefined, ticker, secrets);
   const notifier = createNotifier(workStore, { ...options.notifier, secrets }, logger);
+  // Other servers on the database (PostgreSQL): their commits may bring work, abort tasks that
+  // run here, or change what live streams show.
+  const stopWatching = store.onCommitElsewhere(() => {
+    scheduler.commitElsewhere();
+    services.streams.committed();
+  });
   let stopping = false;
   const app = createApp({ services, logger, isStopping: () => stopping, ...options.app });
   const http = listener(app, options);
@@ -122,6 +130,7 @@ export async function composeServer(options: ServerOptions) {
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
       await closed;
+      stopWatching();
       await Promise.all([workStore.close(), store.close()]);
     },
   };

@@ -15,19 +15,20 @@ export interface Claim {
 }
 
 /**
- * Claims the oldest task runnable at `now`, in the caller's transaction: marks it and its pipeline
- * started and issues the key it runs with. Tasks of `ending` are left: a task still ending here
+ * Claims the oldest task runnable at `now` for server instance `instance`, in the caller's
+ * transaction: marks it and its pipeline started and issues the key it runs with. Nothing is
+ * claimed if `instance` holds no lease. Tasks of `ending` are left: a task still ending here
  * (aborted, then restarted) waits for its run to end, whose end, which names the attempt, would
  * otherwise be taken for the new run's (both are attempt 0).
  */
 export async function claimTask(
   tx: Tables,
   now: string,
+  instance: string,
   ending: readonly string[],
 ): Promise<Claim | undefined> {
   const task = await tx.tasks.nextRunnable(now, ending);
-  if (!task) return undefined;
-  await tx.tasks.markStarted(task.id, now);
+  if (!task || !(await tx.tasks.markStarted(task.id, now, instance))) return undefined;
   await tx.pipelines.markStarted(task.pipeline_id, now);
   const apiKey = await issueTaskKey(tx, task.id);
   const pipeline = await tx.pipelines.runContext(task.pipeline_id);

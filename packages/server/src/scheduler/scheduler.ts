@@ -7,8 +7,16 @@ import type { WorkNotifier } from '../services/index.js';
 import type { Store, Tables, Transaction } from '../store/index.js';
 import { type AttemptContext, runAttempt } from './attempt-run.js';
 import { type Claim, claimTask } from './claim.js';
+import { createInstanceLease } from './instance-lease.js';
 import { createPendingInstantiations } from './pending-instantiations.js';
-import { recoverInterruptedTasks, removeInterruptedContainers } from './recovery.js';
+import {
+  endExpiredLeases,
+  endLeftBehindTasks,
+  INTERRUPTED_BY_LOST_SERVER,
+  INTERRUPTED_BY_RESTART,
+  removeInterruptedContainers,
+  stopLeftProcesses,
+} from './recovery.js';
 import { createRunningTasks } from './running-tasks.js';
 import type { StepRecorder } from './step-recorder.js';
 import { type AttemptEnd, completeAttempt } from './task-completion.js';
@@ -26,6 +34,17 @@ export interface SchedulerOptions {
   taskBinDir?: string | undefined;
   /** Safety net: look for work this often even without a wake-up. */
   pollIntervalMs?: number;
+  /**
+   * This server's name among the servers of the database (default `local`): the tasks it runs
+   * name it, and a server that starts under a name ends at once what that name's previous run
+   * left. No two servers may run under one name at once (apps/server locks it).
+   */
+  instance?: string | undefined;
+  /**
+   * How long this server's lease lasts unrenewed (default 15 s): the tasks of a server that
+   * died are ended by another within about 1.2 times this (instance-lease.ts).
+   */
+  leaseMs?: number | undefined;
   /** Opens the identities tasks name: the server's identity key, the one the services seal them with. */
   secrets: SecretBox;
   /**
@@ -48,7 +67,26 @@ export function createScheduler(
   logger: Logger,
   clock: () => Date = () => new Date(),
 ) {
+  const instance = options.instance ?? 'local';
   const running = createRunningTasks(() => loop.wakeUp());
+  const leftBehind = { instance, running: running.ids };
+  const lease = createInstanceLease(
+    store,
+    {
+      instance,
+      leaseMs: options.leaseMs ?? 15_000,
+      stopRunning: () => running.abortAll(),
+      // What other servers left: their expired leases, and the tasks of those.
+      renewed: async () => {
+        await endExpiredLeases(store, logger);
+        if ((await endLeftBehindTasks(store, leftBehind, logger, clock(), INTERRUPTED_BY_LOST_SERVER)) > 0) {
+          committed();
+          wakeUp();
+        }
+      },
+    },
+    logger,
+  );
   const loop = createWorkLoop({
     pass: () => fill(),
     nextDueTime: () => store.tasks.nextDueTime(),
@@ -72,12 +110,18 @@ export function createScheduler(
   };
 
   /** Claims the oldest runnable task, in the caller's transaction. */
-  const claim = (tx: Tables) => claimTask(tx, formatTime(clock()), running.ids());
+  const claim = (tx: Tables) => claimTask(tx, formatTime(clock()), instance, running.ids());
+  const roomToClaim = () => lease.held && running.size < options.maxRunningTasks && runner.canPrepare();
 
-  /** One pass of the loop: claims and launches runnable tasks while there is room for them. */
+  /**
+   * One pass of the loop: claims and launches runnable tasks while there is room for them. A
+   * look that locks nothing comes first: servers woken by another's commit mostly find nothing,
+   * and a claim's transaction would hold the write lock for that.
+   */
   const fill = async () => {
     await completePendingInstantiations();
-    while (running.size < options.maxRunningTasks && runner.canPrepare()) {
+    if (!roomToClaim() || !(await store.tasks.anyRunnable(formatTime(clock()), running.ids()))) return;
+    while (roomToClaim()) {
       const claimed = await store.transaction(claim);
       if (!claimed) return;
       committed();
@@ -91,7 +135,9 @@ export function createScheduler(
    */
   const claimInPlaceOf = async (tx: Transaction): Promise<Claim | undefined> => {
     // `running` still holds the task ending.
-    if (loop.stopped || running.size > options.maxRunningTasks || !runner.canPrepare()) return undefined;
+    if (loop.stopped || !lease.held || running.size > options.maxRunningTasks || !runner.canPrepare()) {
+      return undefined;
+    }
     try {
       return await tx.savepoint(() => claim(tx));
     } catch {
@@ -101,7 +147,7 @@ export function createScheduler(
 
   const launch = (claimed: Claim) => {
     const { task } = claimed;
-    running.add(task.id, (signal) =>
+    running.add(task, (signal) =>
       runAttempt(attempts, claimed, signal, (end, recorder) => complete(task, end, recorder)).catch(
         (error: unknown) => logger.error('task run failed', { task_id: task.id, error: String(error) }),
       ),
@@ -125,6 +171,42 @@ export function createScheduler(
 
   const stopTasks = (taskIds: readonly string[]) => running.abort(taskIds);
 
+  /**
+   * Stops the runs whose attempts are no longer this server's to run: aborted or restarted
+   * through another server, or ended by another that found this server's lease expired. One
+   * look at a time, and one more after it if asked meanwhile.
+   */
+  let checking = false;
+  let checkAgain = false;
+  const checkRunning = async () => {
+    checkAgain = true;
+    if (checking) return;
+    checking = true;
+    try {
+      while (checkAgain && running.size > 0) {
+        checkAgain = false;
+        const attempts = running.attempts();
+        const states = new Map(
+          (await store.tasks.runStates(attempts.map((a) => a.id))).map((state) => [state.id, state]),
+        );
+        const gone = attempts.filter(({ id, run, retry }) => {
+          const state = states.get(id);
+          return (
+            state?.status !== 'started' ||
+            state.run !== run ||
+            state.retry !== retry ||
+            state.server_instance !== instance
+          );
+        });
+        stopTasks(gone.map((a) => a.id));
+      }
+    } catch (error) {
+      logger.error('could not check the running tasks against the database', { error: String(error) });
+    } finally {
+      checking = false;
+    }
+  };
+
   const notifier: WorkNotifier = { wakeUp, stopTasks };
   return {
     ...notifier,
@@ -137,21 +219,43 @@ export function createScheduler(
         onReapFailed: (error) =>
           logger.error('task users cannot be reaped: tasks wait until they can', { error: String(error) }),
       });
-      // What a previous server's tasks left running (as task users, in containers) goes before any task starts.
-      void Promise.all([
+      // What this server's previous run left running (as task users, in containers) goes
+      // before any task starts; then its lease, and the end of the tasks it had claimed.
+      const recovered = Promise.all([
         runner.sweepTaskUsers(),
         removeInterruptedContainers(runner, logger),
-        recoverInterruptedTasks(store, runner, logger, clock()),
-      ]).then(([swept]) => {
+        stopLeftProcesses(store, runner, logger, instance),
+      ]).then(async ([swept]) => {
         if (!swept) logger.warn('processes of task users keep appearing; they are swept again later');
-        loop.start();
+        await lease.take();
+        await endLeftBehindTasks(store, leftBehind, logger, clock(), INTERRUPTED_BY_RESTART);
       });
+      void recovered.then(
+        () => {
+          lease.start();
+          loop.start();
+        },
+        (error: unknown) => {
+          // The lease's renewals take it again, and the loop's passes claim once they can.
+          logger.error('could not recover what the previous run left', { error: String(error) });
+          lease.start();
+          loop.start();
+        },
+      );
     },
-    /** Claims nothing more, waits for running tasks up to the deadline, then aborts them; then stops the runner. */
+    /** Another server committed: there may be work, and running attempts may have been aborted there. */
+    commitElsewhere(): void {
+      wakeUp();
+      if (running.size > 0) void checkRunning();
+    },
+    /**
+     * Claims nothing more, waits for running tasks up to the deadline, then aborts them; then
+     * gives up its lease and stops the runner.
+     */
     async stop(deadlineMs: number) {
       loop.stop();
       await running.settle(deadlineMs);
-      await runner.stop();
+      await Promise.all([lease.stop(), runner.stop()]);
     },
     get runningCount() {
       return running.size;

@@ -62,6 +62,16 @@ export interface Dialect {
   dayNumber(time: Operand): RawBuilder<number>;
   /** The texts of `text` over a group concatenated in the order of `order`. */
   concatenated(text: Operand, order: Operand): RawBuilder<string>;
+  /**
+   * The database's clock, in milliseconds since the epoch: leases are timed by it, so that
+   * servers whose clocks disagree still agree on when one expires.
+   */
+  readonly clockMs: RawBuilder<number>;
+  /**
+   * Whether a claim locks the row it reads and skips those locked (FOR UPDATE SKIP LOCKED):
+   * PostgreSQL's; SQLite has one writer at a time.
+   */
+  readonly skipsLocked: boolean;
 }
 
 /** A Kysely that compiles only: running a query through it is a mistake, caught by its dummy driver. */
@@ -109,6 +119,8 @@ export const sqlite: Dialect = {
   byteLength: (text) => sql<number>`length(CAST(${text} AS BLOB))`,
   dayNumber: (time) => sql<number>`julianday(${time})`,
   concatenated: (text, order) => sql<string>`group_concat(${text}, '' ORDER BY ${order})`,
+  clockMs: sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`,
+  skipsLocked: false,
 };
 
 export const postgres: Dialect = {
@@ -127,4 +139,7 @@ export const postgres: Dialect = {
   // A function of the schema's (migrations/postgres), IMMUTABLE so that an index can be on it.
   dayNumber: (time) => sql<number>`epoch_days(${time})`,
   concatenated: (text, order) => sql<string>`string_agg(${text}, '' ORDER BY ${order})`,
+  // The time of the statement, not of its transaction's start (now()).
+  clockMs: sql<number>`(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
+  skipsLocked: true,
 };

@@ -13,10 +13,12 @@ import { createNotificationDeliveryStore } from './notification-deliveries.store
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
 import { connectPostgres, isPostgresUrl, transactionExecutor } from './postgres.js';
+import { watchCommits } from './postgres-commits.js';
 import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
 import { createScratchpadStore } from './scratchpads.store.js';
+import { createServerInstanceStore } from './server-instances.store.js';
 import { type Executor, sqliteExecutor } from './sql.js';
 import { createStepExecutionStore } from './step-executions.store.js';
 import { createStepOutputStore } from './step-output.store.js';
@@ -40,7 +42,7 @@ export type {
   NotificationTarget,
 } from './notification-deliveries.store.js';
 export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
-export { isPostgresUrl, lockServerDatabase, type ServerLock as DatabaseServerLock } from './postgres.js';
+export { isPostgresUrl, lockServerInstance, type ServerLock as InstanceLock } from './postgres.js';
 export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
@@ -73,6 +75,7 @@ function createTables(d: Dialect, x: Executor) {
     changes: createChangeStore(q, x),
     stepOutput: createStepOutputStore(d, x),
     notificationDeliveries: createNotificationDeliveryStore(d, x),
+    serverInstances: createServerInstanceStore(d, x),
   };
 }
 
@@ -96,6 +99,12 @@ export interface Transaction extends Tables {
 export interface Store extends Tables {
   /** Differs after anything is committed that this process may have read before (caches compare it). */
   changeStamp(): string;
+  /**
+   * Calls `listener` after each commit of another server on the database (PostgreSQL: their
+   * notifications), and after a lost notification connection is back; until the returned
+   * function is called. A SQLite file has one server: never.
+   */
+  onCommitElsewhere(listener: () => void): () => void;
   /**
    * Runs `fn` in a transaction that holds the database's write lock from its start, through
    * the stores it is given: those of the store itself would wait for the transaction to end.
@@ -175,6 +184,8 @@ export function createStore(db: Db): Store {
   return {
     ...outside,
     changeStamp: createChangeStamp(db),
+    // One server per file: what other processes commit (admin commands) the change stamp tells.
+    onCommitElsewhere: () => () => {},
     // IMMEDIATE: it takes the write lock before reading.
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
@@ -210,15 +221,25 @@ const commits = new Map<string, { count: number }>();
  * connections, beside one another; its transactions take turns on this process's gate, and
  * its writes hold the database's write lock, as SQLite's do.
  */
-async function openPostgresStore(url: string, durability: Durability): Promise<Store> {
-  let counter = commits.get(url);
+async function openPostgresStore(url: string, durability: Durability, server: string): Promise<Store> {
+  const key = `${server}\n${url}`;
+  let counter = commits.get(key);
   if (!counter) {
     counter = { count: 0 };
-    commits.set(url, counter);
+    commits.set(key, counter);
   }
   const own = counter;
-  const connection = await connectPostgres(url, durability, () => {
-    own.count += 1;
+  const elsewhere = await watchCommits(url, server);
+  const connection = await connectPostgres(
+    url,
+    durability,
+    () => {
+      own.count += 1;
+    },
+    (pool) => elsewhere.own(pool),
+  ).catch(async (error: unknown) => {
+    await elsewhere.release();
+    throw error;
   });
   const gate = connectionGate(url);
   const outside = answering(createTables(postgres, connection.executor), (method, args) => {
@@ -250,8 +271,9 @@ async function openPostgresStore(url: string, durability: Durability): Promise<S
   };
   return {
     ...outside,
-    // Commits of this process only: several instances are issue #26's next step.
-    changeStamp: () => String(own.count),
+    // Commits of this process, and of the others as their notifications tell.
+    changeStamp: () => `${own.count}:${elsewhere.stamp()}`,
+    onCommitElsewhere: (listener) => elsewhere.subscribe(listener),
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
       return gate.exclusive(() =>
@@ -273,19 +295,24 @@ async function openPostgresStore(url: string, durability: Durability): Promise<S
       );
     },
     checkpoint: () => ({ logPages: 0, copiedPages: 0 }),
-    close: () => connection.pool.end(),
+    close: async () => {
+      await Promise.all([connection.pool.end(), elsewhere.release()]);
+    },
   };
 }
 
 /**
  * Opens the store of `database`: a PostgreSQL database's URL (postgres://...), or a SQLite
- * file, created if need be. Either way its schema is brought up to date first.
+ * file, created if need be. Either way its schema is brought up to date first. On PostgreSQL
+ * the stores of one `server` tell commits of other servers from their own (tests run several
+ * servers in one process).
  */
 export async function openStore(
   database: string,
   durability: Durability = 'full',
   checkpoints: Checkpoints = 'auto',
+  server = '',
 ): Promise<Store> {
-  if (isPostgresUrl(database)) return openPostgresStore(database, durability);
+  if (isPostgresUrl(database)) return openPostgresStore(database, durability, server);
   return createStore(openDatabase(database, durability, checkpoints));
 }

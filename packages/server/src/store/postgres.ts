@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Compilable } from 'kysely';
 import pg from 'pg';
 import type { Durability } from './db.js';
+import { COMMITS_CHANNEL } from './postgres-commits.js';
 import type { Executor } from './sql.js';
 
 /**
@@ -22,6 +23,8 @@ import type { Executor } from './sql.js';
 const WRITE_LOCK = 7_069_727_711;
 /** The advisory lock of migrations, held by the instance that applies them. */
 const MIGRATION_LOCK = 7_069_727_712;
+
+const COMMIT_AND_TELL = `SELECT pg_notify('${COMMITS_CHANNEL}', '') WHERE pg_current_xact_id_if_assigned() IS NOT NULL; COMMIT`;
 
 const MIGRATIONS_DIR = new URL('./migrations/postgres/', import.meta.url);
 
@@ -109,12 +112,13 @@ export interface PostgresConnection {
 /**
  * Connects to the database at `url` and brings its schema up to date. `relaxed` durability
  * does not wait for a commit to reach the disk (synchronous_commit off), as SQLite's NORMAL.
- * `committed` is called after each commit of a write.
+ * `committed` is called after each commit of a write; `ownPool` is given the pool before its first connection.
  */
 export async function connectPostgres(
   url: string,
   durability: Durability,
   committed: () => void = () => {},
+  ownPool: (pool: pg.Pool) => void = () => {},
 ): Promise<PostgresConnection> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -125,6 +129,7 @@ export async function connectPostgres(
   // An idle client's error (the server went away) ends that client only; the next query
   // reconnects or fails, and its caller answers.
   pool.on('error', () => {});
+  ownPool(pool);
   await migrate(pool);
   const begin = async () => {
     const client = await pool.connect();
@@ -138,7 +143,9 @@ export async function connectPostgres(
   };
   const end = async (client: pg.PoolClient, commit: boolean) => {
     try {
-      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+      // A transaction that wrote tells the other processes as it commits (postgres-commits.ts);
+      // one that wrote nothing has no transaction id, and tells nobody.
+      await client.query(commit ? COMMIT_AND_TELL : 'ROLLBACK');
       client.release();
       if (commit) committed();
     } catch (error) {
@@ -208,26 +215,27 @@ async function migrate(pool: pg.Pool): Promise<void> {
   }
 }
 
-/** The advisory lock of the one server of a database, held on a connection of its own. */
-const SERVER_LOCK = 7_069_727_713;
+/** The class of the advisory locks of server instances, each keyed by its name's hash. */
+const INSTANCE_LOCK_CLASS = 706_972_771;
 /** How often a server waiting for the lock tries again. */
-const SERVER_LOCK_POLL_MS = 500;
+const INSTANCE_LOCK_POLL_MS = 500;
 
 export interface ServerLock {
   release(): Promise<void>;
 }
 
 /**
- * Makes this process the one server of the database at `url`, waiting (and calling `onWait`
- * once) while another holds it: two servers on one database would each take the other's
- * running tasks for ones left by a crash. Several servers on one database are issue #26's
- * next step; until then a second server is a standby, which takes over when the first stops
- * or dies (PostgreSQL releases the lock with its connection). Should this connection be lost
- * (the database restarted), the lock is taken again; `lost` is called if another server took it
- * meanwhile, and this one must stop.
+ * Makes this process the one server named `instance` on the database at `url`, waiting (and
+ * calling `onWait` once) while another process holds that name: a server's tasks name its
+ * instance, and a server that starts ends those its previous run left at once, which must not
+ * be another's running ones. Servers of other names run beside it. A second server of the same
+ * name is a standby, which takes over when the first stops or dies (PostgreSQL releases the
+ * lock with its connection). Should this connection be lost (the database restarted), the lock
+ * is taken again; `lost` is called if another server took it meanwhile, and this one must stop.
  */
-export async function lockServerDatabase(
+export async function lockServerInstance(
   url: string,
+  instance: string,
   onWait: () => void,
   lost: (error: Error) => void,
 ): Promise<ServerLock> {
@@ -239,9 +247,10 @@ export async function lockServerDatabase(
       const attempt = new pg.Client({ connectionString: url });
       attempt.on('error', () => {});
       await attempt.connect();
-      const { rows } = await attempt.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1) AS held', [
-        SERVER_LOCK,
-      ]);
+      const { rows } = await attempt.query<{ held: boolean }>(
+        'SELECT pg_try_advisory_lock($1, hashtext($2)) AS held',
+        [INSTANCE_LOCK_CLASS, instance],
+      );
       if (rows[0]?.held) {
         client = attempt;
         // The connection's end, unasked for, loses the lock: it is taken again.
@@ -254,7 +263,7 @@ export async function lockServerDatabase(
       if (!wait) return false;
       if (!waited) onWait();
       waited = true;
-      await new Promise((resolve) => setTimeout(resolve, SERVER_LOCK_POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, INSTANCE_LOCK_POLL_MS));
     }
   };
   // Taken again as soon as the database answers; the database's requests meanwhile get 503.
@@ -262,10 +271,10 @@ export async function lockServerDatabase(
     for (;;) {
       if (released) return;
       try {
-        if (!(await take(false))) lost(new Error('another server took the lock of the database'));
+        if (!(await take(false))) lost(new Error(`another server took the lock of instance ${instance}`));
         return;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, SERVER_LOCK_POLL_MS));
+        await new Promise((resolve) => setTimeout(resolve, INSTANCE_LOCK_POLL_MS));
       }
     }
   };

@@ -303,16 +303,23 @@ export function createStepExecutionStore(d: Dialect, x: Executor) {
         ),
       );
     },
-    /** Process groups of the steps marked running, with who led each when recorded. */
-    async runningProcessGroups(): Promise<{ group: number; identity: string | undefined }[]> {
+    /**
+     * Process groups of the steps marked running in the tasks of instance `instance` (or of no
+     * instance: claimed before leases), with who led each when recorded.
+     */
+    async runningProcessGroups(instance: string): Promise<{ group: number; identity: string | undefined }[]> {
       // Through the partial index step_executions_running: its WHERE term is written as the
       // index's is, with a literal, for the planner to match it.
       const rows = await x.all(
         q
           .selectFrom('step_executions')
-          .select(['process_group', 'process_identity'])
-          .where('status', '=', sql.lit('started'))
-          .where('process_group', 'is not', null)
+          .innerJoin('tasks', 'tasks.id', 'step_executions.task_id')
+          .select(['step_executions.process_group', 'step_executions.process_identity'])
+          .where('step_executions.status', '=', sql.lit('started'))
+          .where('step_executions.process_group', 'is not', null)
+          .where((eb) =>
+            eb.or([eb('tasks.server_instance', '=', instance), eb('tasks.server_instance', 'is', null)]),
+          )
           .$narrowType<{ process_group: number }>(),
       );
       return rows.map((row) => ({ group: row.process_group, identity: row.process_identity ?? undefined }));

@@ -175,7 +175,31 @@ export function createTaskStore(d: Dialect, x: Executor) {
   const tasks = q.selectFrom('tasks');
   // The queries run per task, per pipeline or per request are built and compiled once
   // (prepared.ts): each call only gives their parameters.
-  const started = prepared(0, () => tasks.selectAll().where('status', '=', sql.lit('started')));
+  // Through the partial index tasks_started: the started tasks, whatever the size of the table.
+  const leftBehind = prepared(2, (instance: string, running: readonly string[]) =>
+    tasks
+      .selectAll()
+      .where('status', '=', sql.lit('started'))
+      .where((eb) =>
+        eb.or([
+          eb('server_instance', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('server_instances')
+                .select(sql.lit(1).as('found'))
+                .whereRef('server_instances.id', '=', 'tasks.server_instance'),
+            ),
+          ),
+          eb.and([eb('server_instance', '=', instance), eb.not(d.oneOf(eb.ref('tasks.id'), running))]),
+        ]),
+      ),
+  );
+  const runStates = prepared(1, (ids: readonly string[]) =>
+    tasks
+      .select(['id', 'status', 'retry', 'run', 'server_instance'])
+      .where((eb) => d.oneOf(eb.ref('id'), ids)),
+  );
   const insert = prepared(
     16,
     (
@@ -225,7 +249,7 @@ export function createTaskStore(d: Dialect, x: Executor) {
   // index tasks_ready, which holds only such tasks and those waiting for a retry: the scan stops
   // at the first one that can run, however large its pipeline or the queues of pipelines. The
   // index's terms are literals, as the planner matches them.
-  const runnable = prepared(2, (now: string, busy: readonly string[]) =>
+  const runnableQuery = (now: string, busy: readonly string[]) =>
     q
       .selectFrom(d.indexed('tasks', 'tasks_ready'))
       .selectAll()
@@ -235,7 +259,11 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where((eb) => eb.not(d.oneOf(eb.ref('id'), busy)))
       .orderBy('creation_time')
       .orderBy('id')
-      .limit(sql.lit(1)),
+      .limit(sql.lit(1));
+  const runnable = prepared(2, runnableQuery);
+  // A claim's read locks the row it claims, passing over those another claim holds.
+  const claimable = prepared(2, (now: string, busy: readonly string[]) =>
+    runnableQuery(now, busy).$if(d.skipsLocked, (query) => query.forUpdate().skipLocked()),
   );
   const countOfPipeline = prepared(1, (pipelineId: string) =>
     tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
@@ -294,7 +322,8 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where('status', '=', sql.lit('created'))
       .where('not_before', 'is not', null),
   );
-  const markStarted = prepared(2, (id: string, time: string) =>
+  // Only by an instance that holds its lease: one whose lease another ended claims nothing.
+  const markStarted = prepared(3, (id: string, time: string, instance: string) =>
     q
       .updateTable('tasks')
       .set({
@@ -302,9 +331,18 @@ export function createTaskStore(d: Dialect, x: Executor) {
         start_time: time,
         end_time: sql.lit(null),
         not_before: sql.lit(null),
+        server_instance: instance,
       })
       .where('id', '=', id)
-      .where('status', '=', sql.lit('created')),
+      .where('status', '=', sql.lit('created'))
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('server_instances')
+            .select(sql.lit(1).as('found'))
+            .where('server_instances.id', '=', instance),
+        ),
+      ),
   );
   // Every end of an attempt names the attempt: a late report of an attempt already ended
   // (by an abort, say) changes nothing.
@@ -404,8 +442,12 @@ export function createTaskStore(d: Dialect, x: Executor) {
      * ending (a restart made them runnable again while their aborted process is stopped).
      */
     async nextRunnable(now: string, busy: readonly string[]): Promise<Task | undefined> {
-      const row = await x.first(runnable(now, busy));
+      const row = await x.first(claimable(now, busy));
       return row && toTask(row);
+    },
+    /** Whether a task can start now, but for `busy` ones: a look that locks nothing, before a claim. */
+    async anyRunnable(now: string, busy: readonly string[]): Promise<boolean> {
+      return (await x.first(runnable(now, busy))) !== undefined;
     },
     /** How many tasks the pipeline has. */
     async countOfPipeline(pipelineId: string): Promise<number> {
@@ -454,16 +496,25 @@ export function createTaskStore(d: Dialect, x: Executor) {
     ): Promise<void> {
       await x.run(recountSlice(projectId, pipelineId, afterId, lastId));
     },
-    /** Tasks marked running: after a crash, those the dead process left behind. */
-    async started(): Promise<Task[]> {
-      return (await x.all(started())).map(toTask);
+    /**
+     * Tasks marked started that nothing runs: those of instances without a lease (expired and
+     * ended, or from before leases), and those of instance `instance` (the caller) that are not
+     * among its `running` ones (a restart, or an end it could not record).
+     */
+    async leftBehind(instance: string, running: readonly string[]): Promise<Task[]> {
+      return (await x.all(leftBehind(instance, running))).map(toTask);
+    },
+    /** Where each of the tasks `ids` stands, and the instance that claimed it; those gone are left out. */
+    async runStates(ids: readonly string[]) {
+      return await x.all(runStates(ids));
     },
     /** When the earliest task waiting for a retry is due, if any. */
     async nextDueTime(): Promise<string | undefined> {
       return (await x.first(nextDue()))?.not_before ?? undefined;
     },
-    async markStarted(id: string, time: string): Promise<boolean> {
-      const { changes } = await x.run(markStarted(id, time));
+    /** Marks the task started by `instance`; false if it was not waiting, or `instance` holds no lease. */
+    async markStarted(id: string, time: string, instance: string): Promise<boolean> {
+      const { changes } = await x.run(markStarted(id, time, instance));
       return changes === 1;
     },
     async markSuccessful(id: string, attempt: number, time: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import { type ApiClient, createClient } from '@pipewright/client';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
-import { createSecretBox, SECRET_KEY_BYTES } from '../../src/domain/secrets/secret-box.js';
+import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from '../../src/domain/secrets/secret-box.js';
 import type { RunnerOptions } from '../../src/runner/index.js';
 import type { Notifier, NotifierOptions } from '../../src/scheduler/notifier.js';
 import { createPurger, type Purger, type PurgerOptions } from '../../src/scheduler/purger.js';
@@ -23,6 +23,10 @@ export interface TestServer {
   ca: string;
   /** Its SQLite file, for tests that compare the stored data itself; absent on PostgreSQL. */
   databaseFile?: string;
+  /** Its database: the SQLite file, or the PostgreSQL URL. */
+  database: string;
+  /** The identity key of its services: servers of one database share it. */
+  secrets: SecretBox;
   /** The admin key of the default organization made on first start. */
   adminKey: string;
   services: Services;
@@ -79,6 +83,11 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
   purger?: PurgerOptions & { clock: () => Date };
   /** The notifier's options; it opens identities with the server's key. */
   notifier?: Omit<NotifierOptions, 'secrets'>;
+  /**
+   * Another server whose database this one serves too (PostgreSQL), with its identity key and
+   * admin key; the database stays until that server closes.
+   */
+  beside?: TestServer;
 };
 
 /**
@@ -89,15 +98,17 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
-  const databaseFile = onPostgres ? undefined : join(dir, 'pipewright.db');
-  const postgres = onPostgres ? await createTestDatabase() : undefined;
-  const { scheduler: work, ticker, purger: retention, notifier, logger, ...app } = options;
+  const { scheduler: work, ticker, purger: retention, notifier, logger, beside, ...app } = options;
+  const databaseFile = onPostgres || beside ? undefined : join(dir, 'pipewright.db');
+  const postgres = onPostgres && !beside ? await createTestDatabase() : undefined;
+  const database = beside?.database ?? postgres?.url ?? (databaseFile as string);
+  // The server's identity key: the services seal identities with it, the scheduler opens them
+  // (unless a test gives the scheduler another key, as a server started with the wrong one).
+  const secrets = beside?.secrets ?? createSecretBox(randomBytes(SECRET_KEY_BYTES));
   const { cert, key } = await testCertificate();
   const server = await composeServer({
-    database: postgres?.url ?? (databaseFile as string),
-    // The server's identity key: the services seal identities with it, the scheduler opens them
-    // (unless a test gives the scheduler another key, as a server started with the wrong one).
-    secrets: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    database,
+    secrets,
     logger,
     work: {
       maxRunningTasks: 4,
@@ -113,7 +124,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   });
   const { services, store } = server;
   const purger = retention && createPurger(store, retention, retention.clock);
-  const adminKey = await services.provisioning.bootstrap();
+  const adminKey = beside?.adminKey ?? (await services.provisioning.bootstrap());
   if (!adminKey) throw new Error('a fresh database must bootstrap');
   const port = await server.listen(0, '127.0.0.1');
   const baseUrl = `https://127.0.0.1:${port}`;
@@ -124,6 +135,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     baseUrl,
     ca: cert,
     ...(databaseFile ? { databaseFile } : {}),
+    database,
+    secrets,
     adminKey,
     services,
     store,

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 
 // Columns a request may touch without being a write of its own: the login time of an
-// account is recorded at most once a minute by authentication.
-const INCIDENTAL = new Set(['accounts.last_login_time']);
+// account is recorded at most once a minute by authentication. And the server's lease, which it
+// renews every few seconds (scheduler/instance-lease.ts): the server's life, not stored data.
+const INCIDENTAL = new Set(['accounts.last_login_time', 'server_instances.expires_at']);
 
 /**
  * Every row of every table of the SQLite file, as text, read through a connection of its

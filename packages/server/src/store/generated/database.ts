@@ -191,6 +191,11 @@ export interface ScratchpadEntries {
   value: string;
 }
 
+export interface ServerInstances {
+  expires_at: number;
+  id: string;
+}
+
 export interface StepExecutions {
   attempt: number;
   end_time: string | null;
@@ -238,6 +243,7 @@ export interface Tasks {
   project_id: string;
   retry: Generated<number>;
   run: Generated<number>;
+  server_instance: string | null;
   spec: string;
   start_time: string | null;
   status: string;
@@ -283,6 +289,7 @@ export interface DB {
   resources: Resources;
   retention_progress: RetentionProgress;
   scratchpad_entries: ScratchpadEntries;
+  server_instances: ServerInstances;
   step_executions: StepExecutions;
   step_output_chunks: StepOutputChunks;
   task_keys: TaskKeys;
