@@ -35,6 +35,20 @@ async function projectWithCommand(admin: ApiClient): Promise<string> {
   return projectId;
 }
 
+/**
+ * Two servers on a new database of the cluster, sharing its identity key, with short leases (for
+ * short tests) and tasks run as the servers' user (to share directories with the test).
+ */
+async function twoServers(name: string) {
+  const database = await cluster.createDatabase(name);
+  const [dirA, dirB] = [tempDir('pipewright-postgres-'), tempDir('pipewright-postgres-')];
+  const common = ['--database', database, '--lease', '2', '--task-users', 'off'];
+  const a = await start(dirA, common);
+  const apiKey = lastLine(a.stdout());
+  const b = await start(dirB, [...common, '--identity-key-file', join(dirA, 'identity.key')]);
+  return { a, b, dirA, dirB, apiKey };
+}
+
 /** Every element of an async iterable (Node 20 has no Array.fromAsync). */
 async function collected<T>(elements: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
@@ -148,13 +162,7 @@ describe('pipewright-server --database postgres://...', () => {
   });
 
   it('loses nothing when one of two servers is killed under load: the other ends and retries its tasks', async () => {
-    const database = await cluster.createDatabase('program_two');
-    const [dirA, dirB] = [tempDir('pipewright-postgres-'), tempDir('pipewright-postgres-')];
-    // Short leases, for a short test; tasks as the servers' user, to share a directory with the test.
-    const common = ['--database', database, '--lease', '2', '--task-users', 'off'];
-    const a = await start(dirA, common);
-    const apiKey = lastLine(a.stdout());
-    const b = await start(dirB, [...common, '--identity-key-file', join(dirA, 'identity.key')]);
+    const { a, b, dirA, dirB, apiKey } = await twoServers('program_two');
     const shared = tempDir('pipewright-attempts-');
     const admin = clientOf(a, dirA, apiKey);
     const { data: project } = await admin.POST('/projects', { body: { name: 'two-servers' } });
@@ -266,5 +274,79 @@ describe('pipewright-server --database postgres://...', () => {
     const seconds = ticks.map((e) => Date.parse(e.event_time) / 1000).sort((x, y) => x - y);
     expect(seconds.length).toBeGreaterThan(2);
     expect(seconds).toEqual(seconds.map((_, i) => (seconds[0] as number) + i));
+  });
+
+  it('serves again by itself after PostgreSQL restarts under load, and loses nothing it acknowledged', async () => {
+    const { a, b, dirA, dirB, apiKey } = await twoServers('program_restart');
+    const admin = clientOf(a, dirA, apiKey);
+    const { data: project } = await admin.POST('/projects', { body: { name: 'through-a-restart' } });
+    const projectId = project?.id ?? '';
+    await admin.PUT('/projects/id/{id}/resources', {
+      params: { path: { id: projectId } },
+      body: {
+        specs: [
+          {
+            type: 'task',
+            version: 1,
+            name: 'nap',
+            data: { steps: [{ command: 'sleep', arguments: ['0.3'] }] },
+          },
+          {
+            type: 'pipeline',
+            version: 1,
+            name: 'main',
+            data: { concurrent: true, tasks: [{ task: 'nap', nb_retries: 3 }] },
+          },
+          {
+            type: 'trigger',
+            version: 1,
+            name: 'push',
+            data: { connector: 'custom', event: 'push', pipelines: ['main'] },
+          },
+        ],
+      },
+    });
+    const clients = [clientOf(a, dirA, apiKey, projectId), clientOf(b, dirB, apiKey, projectId)];
+    const acknowledged: string[] = [];
+    const refusals: number[] = [];
+    let sending = true;
+    // Events to both servers in turn, one at a time, until told to stop (at most 2,000).
+    const load = (async () => {
+      for (let n = 0; sending && n < 2_000; n += 1) {
+        const client = clients[n % 2] as ApiClient;
+        const sent = await client
+          .POST('/events', { body: { connector: 'custom', name: 'push', data: { n } } })
+          .catch((error: unknown) => {
+            refusals.push(error instanceof ApiError ? error.status : 0);
+            return undefined;
+          });
+        for (const event of sent?.data ?? []) acknowledged.push(event.id);
+      }
+    })();
+    await eventually(() => (acknowledged.length >= 10 ? true : undefined));
+    cluster.down();
+    try {
+      await eventually(() => (refusals.length >= 4 ? true : undefined));
+    } finally {
+      cluster.up();
+    }
+    const before = acknowledged.length;
+    // Both serve again, by themselves.
+    await eventually(() => (acknowledged.length >= before + 10 ? true : undefined));
+    sending = false;
+    await load;
+    expect(new Set(refusals)).toEqual(new Set([503]));
+
+    const onB = clients[1] as ApiClient;
+    const pipelines = await eventually(async () => {
+      const all = await collected(walk(onB, '/pipelines', {}));
+      return all.length === acknowledged.length &&
+        all.every((p) => ['successful', 'failed', 'aborted'].includes(p.status))
+        ? all
+        : undefined;
+    }, 120_000);
+    expect(pipelines.filter((p) => p.status !== 'successful').map((p) => p.status)).toEqual([]);
+    const stored = new Set((await collected(walk(onB, '/events', {}))).map((event) => event.id));
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
   });
 });

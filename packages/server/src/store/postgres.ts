@@ -129,6 +129,10 @@ export async function connectPostgres(
   // An idle client's error (the server went away) ends that client only; the next query
   // reconnects or fails, and its caller answers.
   pool.on('error', () => {});
+  // A client taken from the pool has no listener of its errors (the pool removes its own): a
+  // transaction's, between two of its queries when the server goes away, would crash the
+  // process. Its next query fails instead, and its transaction is rolled back.
+  pool.on('connect', (client) => client.on('error', () => {}));
   ownPool(pool);
   await migrate(pool);
   const begin = async () => {
