@@ -374,6 +374,42 @@ describe('the identities of a task', () => {
     },
   );
 
+  it.skipIf(process.getuid?.() !== 0)(
+    'claims no more tasks than it has task users ready, while their identities are read',
+    async () => {
+      // Regression: an attempt read its identities before it took its user, the loop claimed
+      // again meanwhile, and a task failed with "no task user is ready". Two users, room for
+      // eight tasks, ten instances at once.
+      const root = mkdtempSync(join(tmpdir(), 'pipewright-identities-'));
+      chmodSync(root, 0o711);
+      const users = claimUidRange(2_100_300_000, 2);
+      const fewUsers = await startTestServer({
+        scheduler: { workRoot: join(root, 'work'), taskUsers: users.range, maxRunningTasks: 8 },
+      });
+      try {
+        const { client } = await projectWith(
+          fewUsers,
+          [
+            task('named', { identities: ['key'], steps: [{ code: 'test -s "$KEY_PRIVATE_KEY_FILE"' }] }),
+            pipeline('main', [{ task: 'named', nb_instances: 10 }]),
+            command('go', ['main']),
+          ],
+          fewUsers.adminKey,
+        );
+        await create(client, { name: 'key', kind: 'ssh_key', data: { private_key: secretValue('key') } });
+        const pipelineId = await execute(client, 'go');
+        expect((await finished(client, pipelineId)).status).toBe('successful');
+        const ran = await tasksOf(client, pipelineId);
+        expect(ran.map((t) => [t.status, t.retry])).toEqual(ran.map(() => ['successful', 0]));
+        expect(ran).toHaveLength(10);
+      } finally {
+        await fewUsers.close();
+        users.lock.release();
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('masks every value in the stored output, even written in pieces', async () => {
     const value = secretValue('split');
     const password = secretValue('password');
