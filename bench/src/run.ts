@@ -1,7 +1,7 @@
 // npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
 // its bare baseline in the same run, prints the medians and ratios, and writes them to
 // bench/results.json. Names: http events latency scheduler install pagination memory purge stall streams
-// follow dashboard container postgres.
+// follow dashboard container postgres instances.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { containerStart } from './benchmarks/container.js';
@@ -11,6 +11,7 @@ import { eventIngestion } from './benchmarks/event-ingestion.js';
 import { executeLatency } from './benchmarks/execute-latency.js';
 import { follow } from './benchmarks/follow.js';
 import { httpOverhead } from './benchmarks/http-overhead.js';
+import { instances } from './benchmarks/instances.js';
 import { memory } from './benchmarks/memory.js';
 import { postgres } from './benchmarks/postgres.js';
 import { purge } from './benchmarks/purge.js';
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   follow: (context) => follow(context),
   container: (context) => containerStart(context),
   postgres: (context) => postgres(context),
+  instances: (context) => instances(context),
 };
 
 function format(value: number | undefined, unit: string): string {

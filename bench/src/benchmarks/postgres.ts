@@ -1,16 +1,8 @@
-import { join } from 'node:path';
 import { startPostgresCluster } from '@pipewright/testing/postgres';
-import pg from 'pg';
 import type { Context, Row } from '../lib/context.js';
+import { INGEST_SPECS, ingest, perMinute, postgresCounts, sqliteCounts } from '../lib/ingest.js';
 import { load } from '../lib/load.js';
-import {
-  installProject,
-  openReadOnly,
-  type Pipewright,
-  startPipewright,
-  trivialTask,
-  until,
-} from '../lib/pipewright.js';
+import { installProject, type Pipewright, projectPath, startPipewright } from '../lib/pipewright.js';
 import { alternate, median } from '../lib/stats.js';
 
 /**
@@ -31,14 +23,7 @@ export async function postgres(context: Context): Promise<Row[]> {
     const variants = { sqlite, postgres: onPostgres };
 
     // Ended pipelines, counted in each database itself, not through the API it loads.
-    const sqliteDb = openReadOnly(sqlite.dataDir);
-    const postgresDb = new pg.Pool({ connectionString: database, max: 1 });
-    const ENDED = `SELECT count(*) AS n FROM pipelines WHERE status IN ('successful', 'failed', 'aborted')`;
-    const FAILED = `SELECT count(*) AS n FROM pipelines WHERE status <> 'successful'`;
-    const count = {
-      sqlite: async (sql: string) => (sqliteDb.prepare<[], { n: number }>(sql).get()?.n ?? 0) as number,
-      postgres: async (sql: string) => Number((await postgresDb.query<{ n: string }>(sql)).rows[0]?.n ?? 0),
-    };
+    const counts = { sqlite: sqliteCounts(sqlite.dataDir), postgres: postgresCounts(database) };
 
     const rows: Row[] = [];
     try {
@@ -80,48 +65,19 @@ export async function postgres(context: Context): Promise<Row[]> {
 
       // Pipelines from events, end to end: one trigger, one pipeline of one trivial task.
       const events = context.quick ? 200 : 1000;
-      const perMinute: Record<keyof typeof variants, number> = { sqlite: 0, postgres: 0 };
+      const pipelinesPerMinute: Record<keyof typeof variants, number> = { sqlite: 0, postgres: 0 };
       for (const name of ['sqlite', 'postgres'] as const) {
         const server = variants[name];
-        await installProject(server, 'ingest', [
-          trivialTask,
-          {
-            type: 'pipeline',
-            version: 1,
-            name: 'one',
-            data: { concurrent: true, tasks: [{ task: 'noop' }] },
-          },
-          {
-            type: 'trigger',
-            version: 1,
-            name: 'on-bench',
-            data: { connector: 'custom', event: 'bench', pipelines: ['one'] },
-          },
-        ]);
-        const client = server.client();
+        await installProject(server, 'ingest', INGEST_SPECS);
         context.log(`${name}: ${events} events, 8 in flight`);
-        const started = performance.now();
-        let sent = 0;
-        await Promise.all(
-          Array.from({ length: 8 }, async () => {
-            while (sent < events) {
-              sent += 1;
-              await client.POST('/events', {
-                body: { connector: 'custom', name: 'bench', data: { n: sent } },
-              });
-            }
-          }),
-        );
-        await until(async () => (await count[name](ENDED)) >= events, 600_000);
-        perMinute[name] = (events / (performance.now() - started)) * 60_000;
-        if ((await count[name](FAILED)) > 0) throw new Error(`some pipelines did not succeed on ${name}`);
+        pipelinesPerMinute[name] = perMinute(events, await ingest([server.client()], counts[name], events));
       }
-      const ratio = perMinute.sqlite / perMinute.postgres;
+      const ratio = pipelinesPerMinute.sqlite / pipelinesPerMinute.postgres;
       rows.push({
         benchmark: 'postgres',
         metric: 'pipelines completed per minute on PostgreSQL vs SQLite',
-        ours: perMinute.postgres,
-        baseline: perMinute.sqlite,
+        ours: pipelinesPerMinute.postgres,
+        baseline: pipelinesPerMinute.sqlite,
         baselineName: 'SQLite',
         ratio,
         unit: 'per min',
@@ -129,18 +85,11 @@ export async function postgres(context: Context): Promise<Row[]> {
         met: ratio <= 2,
       });
     } finally {
-      sqliteDb.close();
-      await postgresDb.end();
+      await Promise.all([counts.sqlite.close(), counts.postgres.close()]);
     }
     return rows;
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
     cluster.stop();
   }
-}
-
-/** The path of a new project of `server`, read by id. */
-async function projectPath(server: Pipewright): Promise<string> {
-  const { data: project } = await server.client().POST('/projects', { body: { name: 'bench' } });
-  return join('/v0/projects/id', project?.id ?? '');
 }

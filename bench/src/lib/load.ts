@@ -25,3 +25,30 @@ export async function load(
     errors: result.errors + result.non2xx,
   };
 }
+
+/**
+ * The same load spread over several servers at once: `connections` in all, dealt round robin
+ * (connection i to `urls[i % length]`), each server loaded by its own autocannon run over the
+ * same `seconds`. Requests per second and errors are the sums of the runs'; latencies are the
+ * worst run's.
+ */
+export async function loadAcross(
+  urls: string[],
+  options: { headers?: Record<string, string>; seconds: number; connections: number },
+): Promise<LoadResult> {
+  const results = await Promise.all(
+    urls.map((url, i) =>
+      load(url, {
+        ...options,
+        connections:
+          Math.floor(options.connections / urls.length) + (i < options.connections % urls.length ? 1 : 0),
+      }),
+    ),
+  );
+  return {
+    requestsPerSecond: results.reduce((sum, r) => sum + r.requestsPerSecond, 0),
+    p50Ms: Math.max(...results.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...results.map((r) => r.p99Ms)),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+  };
+}

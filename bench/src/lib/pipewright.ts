@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiClient, createClient } from '@pipewright/client';
@@ -21,12 +21,15 @@ export interface Pipewright extends ServerProcess {
 
 /**
  * The real server program over plain HTTP (as the baselines), without a rate limit, its
- * logs drained: what a deployment behind a TLS proxy runs.
+ * logs drained: what a deployment behind a TLS proxy runs. Its key is the first key of its
+ * data directory, or `apiKey` for an instance started on a database another instance already
+ * made (which writes no first key).
  */
 export async function startPipewright(
   dataDir: string,
   extra: string[] = [],
   env: Record<string, string> = {},
+  apiKey?: string,
 ): Promise<Pipewright> {
   const server = await startServer(
     [
@@ -44,14 +47,25 @@ export async function startPipewright(
     ],
     env,
   );
-  const apiKey = readFileSync(join(dataDir, 'admin-api-key'), 'utf8').trim();
+  const key = apiKey ?? readFileSync(join(dataDir, 'admin-api-key'), 'utf8').trim();
   return {
     ...server,
     dataDir,
-    apiKey,
+    apiKey: key,
     client: (projectId) =>
-      createClient({ baseUrl: server.baseUrl, apiKey, ...(projectId ? { projectId } : {}) }),
+      createClient({ baseUrl: server.baseUrl, apiKey: key, ...(projectId ? { projectId } : {}) }),
   };
+}
+
+/**
+ * Writes a new identity key to `file` (0600), for `--identity-key-file`: the one key every
+ * instance of a database must share (apps/server/src/identity-key.ts reads it).
+ */
+export async function writeIdentityKey(file: string): Promise<string> {
+  // Loaded here only: the server's package is large, and the other benchmarks do without it.
+  const { newSecretKeyText } = await import('@pipewright/server');
+  writeFileSync(file, newSecretKeyText(), { mode: 0o600, flag: 'wx' });
+  return file;
 }
 
 /** A new project with `specs` installed; returns its id. */
@@ -63,6 +77,13 @@ export async function installProject(server: Pipewright, name: string, specs: un
     body: { specs: specs as never },
   });
   return project.id;
+}
+
+/** The path of a new project of `server`, read by id: `GET /v0/projects/id/{id}`. */
+export async function projectPath(server: Pipewright): Promise<string> {
+  const { data: project } = await server.client().POST('/projects', { body: { name: 'bench' } });
+  if (!project) throw new Error('no project');
+  return `/v0/projects/id/${project.id}`;
 }
 
 export async function resourceId(

@@ -22,3 +22,6 @@ export async function alternate<K extends string>(
   }
   return samples;
 }
+
+export const mean = (values: readonly number[]) =>
+  values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length;
