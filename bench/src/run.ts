@@ -1,7 +1,10 @@
-// npm run bench [-- [--quick] [name...]]: runs the benchmarks (all by default), each against
-// its bare baseline in the same run, prints the medians and ratios, and writes them to
-// bench/results.json. Names: http events latency scheduler install pagination memory purge stall streams
-// follow dashboard container postgres instances.
+// npm run bench [-- [--quick] [--database sqlite|postgres] [name...]]: runs the benchmarks (all by
+// default), each against its bare baseline in the same run, prints the medians and ratios, and
+// writes them to bench/results.json. Names: http events latency scheduler install pagination memory
+// purge stall streams follow dashboard container postgres instances. With `--database postgres`
+// (issue #26), every server the benchmarks start runs on a PostgreSQL database of its own, in one
+// throwaway cluster for the run; the benchmarks that cannot are skipped, saying why, and the
+// results go to bench/results-postgres.json.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { containerStart } from './benchmarks/container.js';
@@ -21,6 +24,8 @@ import { streams } from './benchmarks/streams.js';
 import { tenantStall } from './benchmarks/tenant-stall.js';
 import { type BigData, startWithBigData } from './lib/big-data.js';
 import { type Context, createContext, type Row } from './lib/context.js';
+import { DATABASE_KINDS, type DatabaseKind, type Databases, startDatabases } from './lib/database.js';
+import { useDatabases } from './lib/pipewright.js';
 
 type Benchmark = (context: Context, big: () => Promise<BigData>) => Promise<Row[]>;
 
@@ -41,6 +46,35 @@ const BENCHMARKS: Record<string, Benchmark> = {
   postgres: (context) => postgres(context),
   instances: (context) => instances(context),
 };
+
+/**
+ * The benchmarks `--database postgres` skips, and why: they read or write the server's SQLite
+ * file behind its back, or choose their databases themselves.
+ */
+const SQLITE_ONLY: Record<string, string> = {
+  pagination:
+    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts), and it times the same page in SQL on that file",
+  memory:
+    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts), and its baseline is the bare server reading that file",
+  purge:
+    "its 1,000,000 expired rows are written straight into the server's SQLite file, and it counts those left there",
+  dashboard:
+    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts)",
+  streams:
+    "it commits pipelines' changes through a connection of its own to the server's SQLite file, and its bare baseline watches that file (PRAGMA data_version)",
+  postgres: 'it runs the server on SQLite and on PostgreSQL side by side itself: run it without --database',
+};
+
+/** `--database KIND` of the arguments (SQLite without it), and the arguments without it. */
+function databaseOption(args: string[]): { kind: DatabaseKind; rest: string[] } {
+  const at = args.findIndex((a) => a === '--database' || a.startsWith('--database='));
+  if (at < 0) return { kind: 'sqlite', rest: args };
+  const inline = (args[at] as string).startsWith('--database=');
+  const value = inline ? (args[at] as string).slice('--database='.length) : args[at + 1];
+  if (!DATABASE_KINDS.includes(value as DatabaseKind))
+    throw new Error(`--database wants one of ${DATABASE_KINDS.join(', ')}, not ${value ?? 'nothing'}`);
+  return { kind: value as DatabaseKind, rest: args.filter((_, i) => i !== at && (inline || i !== at + 1)) };
+}
 
 function format(value: number | undefined, unit: string): string {
   if (value === undefined) return '';
@@ -67,7 +101,7 @@ function table(rows: Row[]): string {
 }
 
 async function main() {
-  const args = process.argv.slice(2);
+  const { kind: database, rest: args } = databaseOption(process.argv.slice(2));
   const quick = args.includes('--quick');
   const names = args.filter((a) => !a.startsWith('--'));
   const unknown = names.filter((name) => !(name in BENCHMARKS));
@@ -75,9 +109,19 @@ async function main() {
     throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(' ')}`);
   const context = createContext(quick);
   let big: Promise<BigData> | undefined;
+  let databases: Databases | undefined;
   const rows: Row[] = [];
+  const skipped: { benchmark: string; reason: string }[] = [];
   try {
+    databases = await startDatabases(database);
+    useDatabases(databases);
     for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
+      const reason = database === 'postgres' ? SQLITE_ONLY[name] : undefined;
+      if (reason !== undefined) {
+        process.stderr.write(`${name}: skipped on PostgreSQL: ${reason}\n`);
+        skipped.push({ benchmark: name, reason });
+        continue;
+      }
       process.stderr.write(`${name}\n`);
       rows.push(
         ...(await (BENCHMARKS[name] as Benchmark)(context, () => (big ??= startWithBigData(context)))),
@@ -85,13 +129,18 @@ async function main() {
     }
   } finally {
     if (big) await (await big).server.stop();
+    useDatabases(undefined);
+    await databases?.stop();
     rmSync(context.root, { recursive: true, force: true });
   }
   const machine = `${availableParallelism()} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  process.stdout.write(`\n${machine}\n\n${table(rows)}\n`);
+  const skips = skipped.map((skip) => `skipped on PostgreSQL: ${skip.benchmark}, ${skip.reason}\n`).join('');
+  process.stdout.write(`\n${machine}, database: ${database}\n\n${table(rows)}\n${skips ? `\n${skips}` : ''}`);
+  // A run on PostgreSQL has a file of its own: SQLite's results stay beside it.
+  const file = database === 'sqlite' ? '../results.json' : `../results-${database}.json`;
   writeFileSync(
-    new URL('../results.json', import.meta.url),
-    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rows }, null, 2)}\n`,
+    new URL(file, import.meta.url),
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, database, rows, skipped }, null, 2)}\n`,
   );
   if (rows.some((row) => row.met === false)) process.exitCode = 1;
 }

@@ -83,6 +83,8 @@ export interface ServerLock {
  * asked the last one to stop, without racing against its stop deadline.
  */
 export async function lockDataDir(dataDir: string, onWait?: (until: Date) => void): Promise<ServerLock> {
+  // Made if need be, whichever the database: on PostgreSQL nothing else makes it first.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockFile = join(dataDir, SERVER_LOCK_FILE);
   const stoppingFile = join(dataDir, STOPPING_FILE);
   let waitingFor: number | undefined;

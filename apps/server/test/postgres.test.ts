@@ -75,7 +75,8 @@ async function runGo(client: ApiClient): Promise<string> {
 describe('pipewright-server --database postgres://...', () => {
   it('keeps its data in that database, across restarts, and its admin commands reach it', async () => {
     const database = await cluster.createDatabase('program_data');
-    const dataDir = tempDir('pipewright-postgres-');
+    // A data directory that does not exist yet: the server makes it, as on SQLite.
+    const dataDir = join(tempDir('pipewright-postgres-'), 'data');
     const first = await start(dataDir, ['--database', database]);
     const apiKey = lastLine(first.stdout());
     const admin = clientOf(first, dataDir, apiKey);

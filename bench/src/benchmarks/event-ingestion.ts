@@ -1,5 +1,6 @@
 import type { Context, Row } from '../lib/context.js';
-import { INGEST_SPECS, ingest, perMinute, sqliteCounts } from '../lib/ingest.js';
+import { viewOf } from '../lib/database.js';
+import { INGEST_SPECS, ingest, perMinute, pipelineCounts } from '../lib/ingest.js';
 import { installProject, startBareSpawner, startPipewright } from '../lib/pipewright.js';
 
 /** 2. Custom events through one trigger to one pipeline of one trivial task, end to end. */
@@ -9,7 +10,7 @@ export async function eventIngestion(context: Context): Promise<Row[]> {
   const inFlight = 8;
   try {
     await installProject(ours, 'ingest', INGEST_SPECS);
-    const counts = sqliteCounts(ours.dataDir);
+    const counts = pipelineCounts(viewOf(ours));
     context.log(`${count} events, ${inFlight} in flight`);
     const ingestion = await ingest([ours.client()], counts, count, inFlight).finally(() => counts.close());
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Context, Row } from '../lib/context.js';
-import { installProject, openReadOnly, resourceId, startPipewright, until } from '../lib/pipewright.js';
+import { viewOf } from '../lib/database.js';
+import { installProject, resourceId, startPipewright, until } from '../lib/pipewright.js';
 import { percentile } from '../lib/stats.js';
 
 /** Wall-clock time in ms, with sub-millisecond precision, comparable with `date +%s%N`. */
@@ -38,15 +39,19 @@ export async function executeLatency(context: Context): Promise<Row[]> {
       await new Promise((resolve) => setTimeout(resolve, 1000 / rate));
     }
     await Promise.all(executions);
-    const db = openReadOnly(ours.dataDir);
-    const stamps = db.prepare<[], { pipeline_id: string; text: string }>(
-      `SELECT t.pipeline_id, c.text FROM step_output_chunks c JOIN tasks t ON t.id = c.task_id`,
+    const db = viewOf(ours);
+    const stamps = () =>
+      db.all<{ pipeline_id: string; text: string }>(
+        `SELECT t.pipeline_id, c.text FROM step_output_chunks c JOIN tasks t ON t.id = c.task_id`,
+      );
+    await until(async () => (await stamps()).length >= count, 120_000).catch(async (error: unknown) => {
+      await db.close();
+      throw error;
+    });
+    const latencies = (await stamps()).map(
+      (row) => Number(BigInt(row.text.trim()) / 1000n) / 1000 - (answered.get(row.pipeline_id) ?? 0),
     );
-    await until(() => stamps.all().length >= count, 120_000);
-    const latencies = stamps
-      .all()
-      .map((row) => Number(BigInt(row.text.trim()) / 1000n) / 1000 - (answered.get(row.pipeline_id) ?? 0));
-    db.close();
+    await db.close();
 
     // Baseline: the same program spawned directly; from the spawn call to its clock reading.
     const bare: number[] = [];

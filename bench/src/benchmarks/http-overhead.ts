@@ -10,7 +10,12 @@ export async function httpOverhead(context: Context): Promise<Row[]> {
   const ours = await startPipewright(context.dir('http'));
   const { data: project } = await ours.client().POST('/projects', { body: { name: 'bench' } });
   const floor = await startServer([join(SERVERS_DIR, 'floor.js')]);
-  const bare = await startServer([join(SERVERS_DIR, 'bare.js'), join(ours.dataDir, DATABASE_FILE)]);
+  // The bare server reads the same database as ours, SQLite's file or PostgreSQL's.
+  const bare = await startServer([
+    join(SERVERS_DIR, 'bare.js'),
+    ours.database ?? join(ours.dataDir, DATABASE_FILE),
+  ]);
+  const bareName = ours.database === undefined ? 'SQLite' : 'PostgreSQL';
   const seconds = context.quick ? 1 : 2;
   // Odd counts: a median is then the middle sample, not the lower of the two middle ones.
   const rounds = context.quick ? 3 : 9;
@@ -55,7 +60,7 @@ export async function httpOverhead(context: Context): Promise<Row[]> {
         },
         {
           benchmark: 'http',
-          metric: `${route} req/s vs bare node:http + SQLite`,
+          metric: `${route} req/s vs bare node:http + ${bareName}`,
           ours: o,
           baseline: median(samples.bare),
           baselineName: 'node:http',

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { startPostgresCluster } from '@pipewright/testing/postgres';
 import pg from 'pg';
 import type { Context, Row } from '../lib/context.js';
-import { BENCH_APPLICATION, INGEST_SPECS, ingest, perMinute, postgresCounts } from '../lib/ingest.js';
+import { BENCH_APPLICATION, postgresView } from '../lib/database.js';
+import { INGEST_SPECS, ingest, perMinute, pipelineCounts } from '../lib/ingest.js';
 import { loadAcross } from '../lib/load.js';
 import {
   installProject,
@@ -84,7 +85,7 @@ export async function instances(context: Context): Promise<Row[]> {
         servers.map((server) => `${server.baseUrl}${path}`),
         { headers, seconds, connections },
       );
-    const counts = postgresCounts(database);
+    const counts = pipelineCounts(postgresView(database));
     closing.push(() => counts.close());
     // A new server compiles a route's validation at its first request, and V8 its hot code over
     // the first thousands: each new server gets reads and pipelines of its own first, unmeasured.

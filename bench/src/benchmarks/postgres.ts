@@ -1,6 +1,7 @@
 import { startPostgresCluster } from '@pipewright/testing/postgres';
 import type { Context, Row } from '../lib/context.js';
-import { INGEST_SPECS, ingest, perMinute, postgresCounts, sqliteCounts } from '../lib/ingest.js';
+import { viewOf } from '../lib/database.js';
+import { INGEST_SPECS, ingest, perMinute, pipelineCounts } from '../lib/ingest.js';
 import { load } from '../lib/load.js';
 import { installProject, type Pipewright, projectPath, startPipewright } from '../lib/pipewright.js';
 import { alternate, median } from '../lib/stats.js';
@@ -23,7 +24,7 @@ export async function postgres(context: Context): Promise<Row[]> {
     const variants = { sqlite, postgres: onPostgres };
 
     // Ended pipelines, counted in each database itself, not through the API it loads.
-    const counts = { sqlite: sqliteCounts(sqlite.dataDir), postgres: postgresCounts(database) };
+    const counts = { sqlite: pipelineCounts(viewOf(sqlite)), postgres: pipelineCounts(viewOf(onPostgres)) };
 
     const rows: Row[] = [];
     try {

@@ -1,12 +1,11 @@
 import type { Context, Row } from '../lib/context.js';
+import { executeAndWait } from '../lib/execute.js';
 import {
   installProject,
-  openReadOnly,
   resourceId,
   startBareSpawner,
   startPipewright,
   trivialTask,
-  until,
 } from '../lib/pipewright.js';
 import { alternate, median } from '../lib/stats.js';
 
@@ -27,29 +26,16 @@ export async function schedulerOverhead(context: Context): Promise<Row[]> {
     ]);
     const client = ours.client(projectId);
     const commandId = await resourceId(client, 'command', 'go');
-    const db = openReadOnly(ours.dataDir);
-    const status = db.prepare<[string], { status: string }>('SELECT status FROM pipelines WHERE id = ?');
     context.log(`${size} tasks, ${context.parallelism} at a time`);
     // Odd counts: a median is then the middle sample, not the lower of the two middle ones.
     const samples = await alternate(context.quick ? 1 : 5, {
-      ours: async () => {
-        const started = performance.now();
-        const { data } = await client.POST('/commands/id/{id}/execute', {
-          params: { path: { id: commandId } },
-          body: {},
-        });
-        const id = data?.pipeline_ids[0] ?? '';
-        // Every 2 ms (a read of one row): the baseline's end is seen at once.
-        await until(() => status.get(id)?.status === 'successful', 300_000, 2);
-        return performance.now() - started;
-      },
+      ours: () => executeAndWait(ours, client, commandId),
       bare: async () => {
         const started = performance.now();
         await bare.spawnMany(['true'], size, context.parallelism);
         return performance.now() - started;
       },
     });
-    db.close();
     const [o, b] = [median(samples.ours), median(samples.bare)];
     // A round runs both back to back: a burst of load elsewhere weighs on a round more than on
     // one side, so the ratio is the median of the rounds' own ratios (as in http-overhead.ts).

@@ -2,15 +2,14 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { type ApiClient, createClient } from '@pipewright/client';
 import type { Context, Row } from '../lib/context.js';
+import { executeAndWait } from '../lib/execute.js';
 import {
   installProject,
-  openReadOnly,
   type Pipewright,
   resourceId,
   SERVER_BIN,
   startPipewright,
   trivialTask,
-  until,
 } from '../lib/pipewright.js';
 import { alternate, median, percentile } from '../lib/stats.js';
 
@@ -76,20 +75,6 @@ async function probed(probeClient: ApiClient, idle: number[], name: string, work
   });
 }
 
-async function executeAndWait(server: Pipewright, client: ApiClient, commandId: string): Promise<number> {
-  const db = openReadOnly(server.dataDir);
-  const status = db.prepare<[string], { status: string }>('SELECT status FROM pipelines WHERE id = ?');
-  const started = performance.now();
-  const { data } = await client.POST('/commands/id/{id}/execute', {
-    params: { path: { id: commandId } },
-    body: {},
-  });
-  const id = data?.pipeline_ids[0] ?? '';
-  await until(() => status.get(id)?.status === 'successful', 600_000, 2);
-  db.close();
-  return performance.now() - started;
-}
-
 /** A project with one pipeline `p` of `entries` and a command `go` starting it; returns a client and the command. */
 async function pipelineProject(server: Pipewright, name: string, entries: unknown[]) {
   const projectId = await installProject(server, name, [
@@ -126,6 +111,7 @@ export async function tenantStall(context: Context): Promise<Row[]> {
       'probe@bench.example',
       '--data-dir',
       ours.dataDir,
+      ...(ours.database === undefined ? [] : ['--database', ours.database]),
     ]);
     const probeKey = stdout.trim().split('\n').at(-1) ?? '';
     const probeClient = createClient({ baseUrl: ours.baseUrl, apiKey: probeKey });

@@ -1,6 +1,6 @@
 import type { ApiClient } from '@pipewright/client';
-import pg from 'pg';
-import { openReadOnly, trivialTask, until } from './pipewright.js';
+import { type DatabaseView, one } from './database.js';
+import { trivialTask, until } from './pipewright.js';
 
 /**
  * The load of `events`, `postgres` and `instances`: custom events `bench` through one trigger
@@ -17,9 +17,6 @@ export const INGEST_SPECS: unknown[] = [
   },
 ];
 
-/** The `application_name` of the benchmark's own PostgreSQL connections, told apart from the servers'. */
-export const BENCH_APPLICATION = 'pipewright-bench';
-
 const ENDED = `SELECT count(*) AS n FROM pipelines WHERE status IN ('successful', 'failed', 'aborted')`;
 const UNSUCCESSFUL = `SELECT count(*) AS n FROM pipelines WHERE status <> 'successful'`;
 
@@ -31,28 +28,13 @@ export interface PipelineCounts {
   close(): Promise<void>;
 }
 
-/** The counts of the SQLite database of `dataDir`, read-only. */
-export function sqliteCounts(dataDir: string): PipelineCounts {
-  const db = openReadOnly(dataDir);
-  const ended = db.prepare<[], { n: number }>(ENDED);
-  const unsuccessful = db.prepare<[], { n: number }>(UNSUCCESSFUL);
-  return {
-    ended: async () => ended.get()?.n ?? 0,
-    unsuccessful: async () => unsuccessful.get()?.n ?? 0,
-    close: async () => {
-      db.close();
-    },
-  };
-}
-
-/** The counts of the PostgreSQL database at `url`, over one connection of the benchmark's. */
-export function postgresCounts(url: string): PipelineCounts {
-  const pool = new pg.Pool({ connectionString: url, max: 1, application_name: BENCH_APPLICATION });
-  const count = async (sql: string) => Number((await pool.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+/** The counts of the database `view` reads (SQLite's or PostgreSQL's: database.ts); closing them closes it. */
+export function pipelineCounts(view: DatabaseView): PipelineCounts {
+  const count = async (sql: string) => Number((await one<{ n: number | string }>(view, sql))?.n ?? 0);
   return {
     ended: () => count(ENDED),
     unsuccessful: () => count(UNSUCCESSFUL),
-    close: () => pool.end(),
+    close: () => view.close(),
   };
 }
 

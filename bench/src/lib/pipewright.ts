@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiClient, createClient } from '@pipewright/client';
 import Database from 'better-sqlite3';
+import type { Databases } from './database.js';
 import { type ServerProcess, startServer } from './processes.js';
 
 export const SERVER_BIN = fileURLToPath(
@@ -15,15 +16,26 @@ export const DATABASE_FILE = 'pipewright.db';
 
 export interface Pipewright extends ServerProcess {
   dataDir: string;
+  /** The PostgreSQL database it runs on (its `--database`), or undefined for its data directory's SQLite file. */
+  database?: string;
   apiKey: string;
   client(projectId?: string): ApiClient;
+}
+
+/** The databases of the run's servers (`--database` of run.ts); SQLite files until told. */
+let runDatabases: Databases | undefined;
+
+/** Makes every server started from now on (without a `--database` of its own) run on `databases`. */
+export function useDatabases(databases: Databases | undefined): void {
+  runDatabases = databases;
 }
 
 /**
  * The real server program over plain HTTP (as the baselines), without a rate limit, its
  * logs drained: what a deployment behind a TLS proxy runs. Its key is the first key of its
  * data directory, or `apiKey` for an instance started on a database another instance already
- * made (which writes no first key).
+ * made (which writes no first key). Its database is the run's (`useDatabases`: on PostgreSQL,
+ * the database of `dataDir`, the same at each start on it), unless `extra` names one.
  */
 export async function startPipewright(
   dataDir: string,
@@ -31,6 +43,8 @@ export async function startPipewright(
   env: Record<string, string> = {},
   apiKey?: string,
 ): Promise<Pipewright> {
+  const given = extra.indexOf('--database');
+  const database = given >= 0 ? extra[given + 1] || undefined : await runDatabases?.urlFor(dataDir);
   const server = await startServer(
     [
       SERVER_BIN,
@@ -43,6 +57,7 @@ export async function startPipewright(
       '0',
       '--body-limit',
       String(16 * 1024 * 1024),
+      ...(given < 0 && database !== undefined ? ['--database', database] : []),
       ...extra,
     ],
     env,
@@ -51,6 +66,7 @@ export async function startPipewright(
   return {
     ...server,
     dataDir,
+    ...(database === undefined ? {} : { database }),
     apiKey: key,
     client: (projectId) =>
       createClient({ baseUrl: server.baseUrl, apiKey: key, ...(projectId ? { projectId } : {}) }),
@@ -98,7 +114,10 @@ export async function resourceId(
   return data.id;
 }
 
-/** A read-only view of the server's database, for counting without loading the API. */
+/**
+ * A read-only view of the SQLite file of `dataDir`, for counting without loading the API
+ * (`viewOf` in database.ts reads a server's database, whichever it is).
+ */
 export function openReadOnly(dataDir: string): Database.Database {
   return new Database(join(dataDir, DATABASE_FILE), { readonly: true });
 }
