@@ -312,6 +312,11 @@ describe('the window of resume', () => {
       const start = await first(client);
       await push(client, 1);
       await execute(client);
+      // Both pipelines ended: no change after `latest` can push it out of the window.
+      await waitFor(
+        async () => (await client.GET('/pipelines')).data?.elements ?? [],
+        (pipelines) => pipelines.length === 2 && pipelines.every((one) => FINAL.has(one.status)),
+      );
       const latest = await first(client);
       expect(Number(latest.id) - Number(start.id)).toBeGreaterThan(3);
       expect((await purging.purger?.purgeOnce())?.changes).toBeGreaterThan(0);
