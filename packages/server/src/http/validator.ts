@@ -8,6 +8,9 @@ type Document = Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'];
 
 type PathToRegexp = (path: string, options?: Record<string, unknown>) => unknown;
 
+/** `require` as the validator's own modules resolve: its private modules and its dependencies. */
+const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+
 /**
  * express-openapi-validator finds a request's route by compiling the path pattern of every
  * route of the spec, on every request (its lookupRoute calls path-to-regexp in a loop), and
@@ -17,11 +20,10 @@ type PathToRegexp = (path: string, options?: Record<string, unknown>) => unknown
  * No option of the validator does this, and nothing can stand in front of its lookup, so this
  * replaces the `pathToRegexp` export of the path-to-regexp module the validator requires: it
  * reads that export at each call. That is the validator's private working, pinned with its
- * version by test/unit/http/validator-route-cache.test.ts, which fails on any upgrade. The patch can
+ * version by test/unit/http/validator-patches.test.ts, which fails on any upgrade. The patch can
  * go once the validator caches compiled routes itself (cdimascio/express-openapi-validator#1217).
  */
 function compileRoutePatternsOnce(): void {
-  const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
   const library = validatorRequire('path-to-regexp') as { pathToRegexp: PathToRegexp & { once?: true } };
   if (library.pathToRegexp.once) return;
   const compile = library.pathToRegexp;
@@ -39,6 +41,42 @@ function compileRoutePatternsOnce(): void {
   };
   once.once = true;
   library.pathToRegexp = once;
+}
+
+interface SpecCheckerOptions {
+  version: string;
+  validateApiSpec: boolean;
+}
+type SpecChecker = new (
+  options: SpecCheckerOptions,
+) => { validate(document: unknown): { errors: unknown[] } };
+
+/**
+ * The validator builds a checker of the spec against OpenAPI's own schema even when told not to
+ * check the spec (`validateApiSpec: false`), and only uses it when told to: compiling that
+ * schema with ajv was a quarter of the server's time to listening (bench/README.md, stall).
+ * Our spec is checked where it is built (openapi/, by Redocly's lint), so the validator's
+ * checker is built only when asked for. Like the route cache above, this replaces an export the
+ * validator reads at each call, pinned by test/unit/http/validator-patches.test.ts.
+ */
+function buildSpecCheckerOnlyWhenAsked(): void {
+  const library = validatorRequire('./framework/openapi.schema.validator.js') as {
+    OpenAPISchemaValidator: SpecChecker & { onlyWhenAsked?: true };
+  };
+  if (library.OpenAPISchemaValidator.onlyWhenAsked) return;
+  const Checker = library.OpenAPISchemaValidator;
+  // The validator calls it with `new`: a class, which answers with the real checker when asked.
+  class OnlyWhenAsked {
+    static readonly onlyWhenAsked = true;
+    constructor(options: SpecCheckerOptions) {
+      // biome-ignore lint/correctness/noConstructorReturn: `new` must give the validator's own checker then.
+      if (options.validateApiSpec) return new Checker(options);
+    }
+    validate(_document: unknown): { errors: unknown[] } {
+      throw new Error('the spec checker was used with validateApiSpec: false');
+    }
+  }
+  library.OpenAPISchemaValidator = OnlyWhenAsked;
 }
 
 /** Replaces the schema at `pointer` (into `document`) by one that accepts anything. */
@@ -69,6 +107,7 @@ export function openapiValidator(
   deferred: readonly string[] = [],
 ): RequestHandler[] {
   compileRoutePatternsOnce();
+  buildSpecCheckerOnlyWhenAsked();
   const apiSpec = structuredClone(document);
   for (const pointer of deferred) acceptAnythingAt(apiSpec, pointer);
   return OpenApiValidator.middleware({

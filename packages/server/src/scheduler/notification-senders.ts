@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import {
   DELIVERY_HEADER,
   emailMessage,
@@ -80,18 +80,22 @@ const replyCode = (reply: unknown) => {
 
 /** Sends notification emails through the operator's SMTP server, one connection per email. */
 export function createEmailSender(smtp: SmtpOptions, timeoutMs: number): EmailSender {
-  const transport = createTransport({
-    host: smtp.host,
-    port: smtp.port,
-    secure: smtp.tls === 'tls',
-    requireTLS: smtp.tls === 'starttls',
-    ignoreTLS: smtp.tls === 'off',
-    ...(smtp.user === undefined ? {} : { auth: { user: smtp.user, pass: smtp.password ?? '' } }),
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-  });
+  // Made at the first email, with nodemailer loaded then: a server that sends none spares its load at start.
+  let transport: Promise<Transporter> | undefined;
+  const connect = async () =>
+    (await import('nodemailer')).createTransport({
+      host: smtp.host,
+      port: smtp.port,
+      secure: smtp.tls === 'tls',
+      requireTLS: smtp.tls === 'starttls',
+      ignoreTLS: smtp.tls === 'off',
+      ...(smtp.user === undefined ? {} : { auth: { user: smtp.user, pass: smtp.password ?? '' } }),
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    });
   return async (to, payload) => {
+    transport ??= connect();
     const { subject, text } = emailMessage(payload);
     let timer: NodeJS.Timeout | undefined;
     // Each of the transport's timeouts bounds one wait; this bounds the whole attempt.
@@ -101,7 +105,7 @@ export function createEmailSender(smtp: SmtpOptions, timeoutMs: number): EmailSe
         timeoutMs,
       );
     });
-    const send = transport
+    const send = (await transport)
       .sendMail({ from: smtp.from, to, subject, text, headers: { [DELIVERY_HEADER]: payload.delivery_id } })
       .then(
         (info): AttemptResult => ({ succeeded: true, ...replyCode(info.response) }),

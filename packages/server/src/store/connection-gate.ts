@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
-import { isPostgresUrl } from './postgres.js';
+import { isPostgresUrl } from './database-url.js';
 
 /**
  * Keeps the transactions of one database file, on this thread, from meeting anything else.

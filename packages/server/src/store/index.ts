@@ -5,6 +5,7 @@ import { createChangeStamp } from './change-stamp.js';
 import { createChangeStore } from './changes.store.js';
 import { createCommandExecutionStore } from './command-executions.store.js';
 import { connectionGate } from './connection-gate.js';
+import { isPostgresUrl } from './database-url.js';
 import { type Checkpoints, type Db, type Durability, openDatabase } from './db.js';
 import { type Dialect, postgres, sqlite } from './dialect.js';
 import { createEventStore } from './events.store.js';
@@ -12,8 +13,7 @@ import { createIdentityStore } from './identities.store.js';
 import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
-import { connectPostgres, isPostgresUrl, transactionExecutor } from './postgres.js';
-import { watchCommits } from './postgres-commits.js';
+import type * as Postgres from './postgres.js';
 import { createProjectStore } from './projects.store.js';
 import { createResourceStore } from './resources.store.js';
 import { createRetentionStore } from './retention.store.js';
@@ -31,6 +31,7 @@ import { createWebhookStore } from './webhooks.store.js';
 // The store's public surface: the row types that services and the scheduler name, and the data-dir lock.
 export type { KeyOwner } from './api-keys.store.js';
 export type { Change, ChangeKind } from './changes.store.js';
+export { isPostgresUrl } from './database-url.js';
 export type { Checkpoints, Db, Durability } from './db.js';
 export type { EventFilters } from './events.store.js';
 export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
@@ -42,7 +43,7 @@ export type {
   NotificationTarget,
 } from './notification-deliveries.store.js';
 export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
-export { isPostgresUrl, lockServerInstance, type ServerLock as InstanceLock } from './postgres.js';
+export type { ServerLock as InstanceLock } from './postgres.js';
 export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';
 export { BEFORE_FIRST_CHUNK, type ChunkKey, type OutputChunk } from './step-output.store.js';
@@ -229,6 +230,11 @@ async function openPostgresStore(url: string, durability: Durability, server: st
     commits.set(key, counter);
   }
   const own = counter;
+  // Loaded here, with `pg`, only by a server on PostgreSQL: SQLite's start is the sooner for it.
+  const [{ connectPostgres, transactionExecutor }, { watchCommits }] = await Promise.all([
+    import('./postgres.js'),
+    import('./postgres-commits.js'),
+  ]);
   const elsewhere = await watchCommits(url, server);
   const connection = await connectPostgres(
     url,
@@ -315,4 +321,11 @@ export async function openStore(
 ): Promise<Store> {
   if (isPostgresUrl(database)) return openPostgresStore(database, durability, server);
   return createStore(openDatabase(database, durability, checkpoints));
+}
+
+/** postgres.ts's `lockServerInstance`, loaded with `pg` only by a server on PostgreSQL. */
+export async function lockServerInstance(
+  ...args: Parameters<typeof Postgres.lockServerInstance>
+): Promise<Postgres.ServerLock> {
+  return (await import('./postgres.js')).lockServerInstance(...args);
 }

@@ -94,11 +94,6 @@ function executorOver(target: Queryable, write: (c: pg.QueryConfig) => Promise<p
   };
 }
 
-/** Whether `url` names a PostgreSQL database (else it is a SQLite file). */
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//.test(url);
-}
-
 export interface PostgresConnection {
   pool: pg.Pool;
   /** Runs queries outside any transaction; writes each take the lock. */

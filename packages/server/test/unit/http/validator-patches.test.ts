@@ -4,11 +4,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openapiValidator } from '../../../src/http/validator.js';
 
-// http/validator.ts replaces the `pathToRegexp` export of the path-to-regexp module that
-// express-openapi-validator requires, so that each route pattern is compiled once. That relies
-// on the validator's private workings; this test pins them, so that any upgrade of either
-// package fails here first. Whoever upgrades checks that the patch still applies (or that the
-// validator now caches compiled routes itself, and the patch can go) and moves the pins.
+// http/validator.ts patches two exports that express-openapi-validator reads at each call: the
+// `pathToRegexp` of the path-to-regexp module it requires, so that each route pattern is
+// compiled once, and its own `OpenAPISchemaValidator`, so that OpenAPI's schema is compiled only
+// when the spec is to be checked. That relies on the validator's private workings; this test
+// pins them, so that any upgrade of either package fails here first. Whoever upgrades checks
+// that the patches still apply (or that the validator now does the same itself, and a patch can
+// go) and moves the pins.
 
 const PINNED_VERSIONS = { 'express-openapi-validator': '5.6.2', 'path-to-regexp': '8.4.2' };
 
@@ -16,6 +18,8 @@ const serverRequire = createRequire(import.meta.url);
 const validatorEntry = serverRequire.resolve('express-openapi-validator');
 const validatorRequire = createRequire(validatorEntry);
 const lookupModule = join(dirname(validatorEntry), 'middlewares/openapi.metadata.js');
+const frameworkModule = join(dirname(validatorEntry), 'framework/index.js');
+const specCheckerModule = join(dirname(validatorEntry), 'framework/openapi.schema.validator.js');
 
 /** The `package.json` above a resolved entry file: path-to-regexp does not export its own. */
 function manifestAbove(file: string, name: string): { name: string; version: string } {
@@ -36,7 +40,7 @@ interface PathToRegexpModule {
   };
 }
 
-describe('the route cache of http/validator.ts', () => {
+describe('the patches of http/validator.ts', () => {
   it('is written for the installed versions of express-openapi-validator and path-to-regexp', () => {
     const installed = {
       'express-openapi-validator': manifestAbove(validatorEntry, 'express-openapi-validator').version,
@@ -70,5 +74,39 @@ describe('the route cache of http/validator.ts', () => {
     expect(compiled.keys.map((key) => key.name)).toEqual(['id']);
     expect(compiled.regexp.exec('/v0/projects/id/p1')?.slice(1)).toEqual(['p1']);
     expect(compiled.regexp.flags).not.toContain('g');
+  });
+
+  it('builds the checker of the spec only where the validator uses it: when told to check the spec', () => {
+    const source = readFileSync(frameworkModule, 'utf8');
+    expect(source).toContain('const openapi_schema_validator_1 = require("./openapi.schema.validator");');
+    expect(source).toContain('const validator = new openapi_schema_validator_1.OpenAPISchemaValidator({');
+    expect(source).toMatch(
+      /if \(validateApiSpec\) {\s+const apiDocValidation = validator\.validate\(apiDoc\);/,
+    );
+    expect(source.match(/validator\.validate\(/g)).toHaveLength(1);
+  });
+
+  it("replaces the checker by one that compiles OpenAPI's schema only when asked to check", () => {
+    const library = validatorRequire(specCheckerModule) as {
+      OpenAPISchemaValidator: new (options: {
+        version: string;
+        validateApiSpec: boolean;
+      }) => {
+        validate(document: unknown): { errors: unknown[] };
+      };
+    };
+    expect(Object.getOwnPropertyDescriptor(library, 'OpenAPISchemaValidator')).toMatchObject({
+      writable: true,
+    });
+
+    openapiValidator({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }, false);
+
+    const unchecked = new library.OpenAPISchemaValidator({ version: '3.1.0', validateApiSpec: false });
+    expect(() => unchecked.validate({})).toThrow('validateApiSpec: false');
+    const checker = new library.OpenAPISchemaValidator({ version: '3.1.0', validateApiSpec: true });
+    expect(
+      checker.validate({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }).errors,
+    ).toEqual([]);
+    expect(checker.validate({ openapi: '3.1.0', paths: 'none' }).errors).not.toEqual([]);
   });
 });
