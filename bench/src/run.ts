@@ -3,8 +3,8 @@
 // writes them to bench/results.json. Names: http events latency scheduler install pagination memory
 // purge stall streams follow dashboard container postgres instances. With `--database postgres`
 // (issue #26), every server the benchmarks start runs on a PostgreSQL database of its own, in one
-// throwaway cluster for the run; the benchmarks that cannot are skipped, saying why, and the
-// results go to bench/results-postgres.json.
+// throwaway cluster for the run (`postgres`, which chooses its databases itself, is skipped,
+// saying why), and the results go to bench/results-postgres.json.
 import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { containerStart } from './benchmarks/container.js';
@@ -47,21 +47,8 @@ const BENCHMARKS: Record<string, Benchmark> = {
   instances: (context) => instances(context),
 };
 
-/**
- * The benchmarks `--database postgres` skips, and why: they read or write the server's SQLite
- * file behind its back, or choose their databases themselves.
- */
+/** The benchmarks `--database postgres` skips, and why: they choose their databases themselves. */
 const SQLITE_ONLY: Record<string, string> = {
-  pagination:
-    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts), and it times the same page in SQL on that file",
-  memory:
-    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts), and its baseline is the bare server reading that file",
-  purge:
-    "its 1,000,000 expired rows are written straight into the server's SQLite file, and it counts those left there",
-  dashboard:
-    "its 1,000,000 events and 10,000 pipelines are written straight into the server's SQLite file (lib/big-data.ts)",
-  streams:
-    "it commits pipelines' changes through a connection of its own to the server's SQLite file, and its bare baseline watches that file (PRAGMA data_version)",
   postgres: 'it runs the server on SQLite and on PostgreSQL side by side itself: run it without --database',
 };
 

@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { type BigData, EVENT_COUNT } from '../lib/big-data.js';
 import type { Context, Row } from '../lib/context.js';
-import { DATABASE_FILE } from '../lib/pipewright.js';
+import { one, viewOf } from '../lib/database.js';
 import { alternate, median } from '../lib/stats.js';
 
 const PAGE = 100;
@@ -45,27 +43,28 @@ export async function deepPagination(context: Context, big: BigData): Promise<Ro
     });
   }
 
-  // The same deep page in SQL: our keyset query against LIMIT/OFFSET.
-  const db = new Database(join(server.dataDir, DATABASE_FILE), { readonly: true });
-  const lastIds = db
-    .prepare<[string, number], { id: string }>(
-      'SELECT id FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
-    )
-    .get(projectId, PAGE);
-  const keyset = db.prepare(
-    `SELECT * FROM events WHERE project_id = ? AND id > ? ORDER BY id LIMIT ${PAGE + 1}`,
+  // The same deep page in SQL, on the server's database: our keyset query against LIMIT/OFFSET.
+  const db = viewOf(server);
+  const lastIds = await one<{ id: string }>(
+    db,
+    'SELECT id FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
+    projectId,
+    PAGE,
   );
-  const offset = db.prepare(`SELECT * FROM events WHERE project_id = ? ORDER BY id LIMIT ${PAGE} OFFSET ?`);
-  const timeSql = (run: () => unknown) => async () => {
-    const started = performance.now();
-    run();
-    return performance.now() - started;
-  };
+  const keyset = `SELECT * FROM events WHERE project_id = ? AND id > ? ORDER BY id LIMIT ${PAGE + 1}`;
+  const offset = `SELECT * FROM events WHERE project_id = ? ORDER BY id LIMIT ${PAGE} OFFSET ?`;
+  const timeSql =
+    (sql: string, ...params: unknown[]) =>
+    async () => {
+      const started = performance.now();
+      await db.all(sql, ...params);
+      return performance.now() - started;
+    };
   const sql = await alternate(context.quick ? 5 : 20, {
-    keyset: timeSql(() => keyset.all(projectId, lastIds?.id)),
-    offset: timeSql(() => offset.all(projectId, EVENT_COUNT - PAGE)),
+    keyset: timeSql(keyset, projectId, lastIds?.id),
+    offset: timeSql(offset, projectId, EVENT_COUNT - PAGE),
   });
-  db.close();
+  await db.close();
   const [k, o] = [median(sql.keyset), median(sql.offset)];
   rows.push({
     benchmark: 'pagination',

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { Context, Row } from '../lib/context.js';
+import { databaseName, databaseTarget } from '../lib/database.js';
 import { load } from '../lib/load.js';
-import { DATABASE_FILE, SERVERS_DIR, startPipewright } from '../lib/pipewright.js';
+import { SERVERS_DIR, startPipewright } from '../lib/pipewright.js';
 import { startServer } from '../lib/processes.js';
 import { alternate, median } from '../lib/stats.js';
 
@@ -11,11 +12,8 @@ export async function httpOverhead(context: Context): Promise<Row[]> {
   const { data: project } = await ours.client().POST('/projects', { body: { name: 'bench' } });
   const floor = await startServer([join(SERVERS_DIR, 'floor.js')]);
   // The bare server reads the same database as ours, SQLite's file or PostgreSQL's.
-  const bare = await startServer([
-    join(SERVERS_DIR, 'bare.js'),
-    ours.database ?? join(ours.dataDir, DATABASE_FILE),
-  ]);
-  const bareName = ours.database === undefined ? 'SQLite' : 'PostgreSQL';
+  const bare = await startServer([join(SERVERS_DIR, 'bare.js'), databaseTarget(ours)]);
+  const bareName = databaseName(ours);
   const seconds = context.quick ? 1 : 2;
   // Odd counts: a median is then the middle sample, not the lower of the two middle ones.
   const rounds = context.quick ? 3 : 9;

@@ -13,12 +13,9 @@ import {
   startPipewright,
   writeIdentityKey,
 } from '../lib/pipewright.js';
+import { COMMITS_CHANNEL, WRITE_LOCK } from '../lib/postgres-store.js';
 import { mean } from '../lib/stats.js';
 
-/** The channel every writing commit notifies (packages/server/src/store/postgres-commits.ts). */
-const COMMITS_CHANNEL = 'pipewright_commits';
-/** The advisory lock every writing transaction takes (packages/server/src/store/postgres.ts). */
-const WRITE_LOCK = 7_069_727_711;
 /** The most instances run at once. */
 const MOST = 3;
 /** Events sent to each new server alone, with its reads, before it is measured. */

@@ -1,14 +1,17 @@
 import { join } from 'node:path';
 import { type BigData, EVENT_COUNT, PIPELINE_COUNT } from '../lib/big-data.js';
 import type { Context, Row } from '../lib/context.js';
+import { databaseName, databaseTarget } from '../lib/database.js';
 import { load } from '../lib/load.js';
-import { DATABASE_FILE, SERVERS_DIR } from '../lib/pipewright.js';
+import { SERVERS_DIR } from '../lib/pipewright.js';
 import { startServer } from '../lib/processes.js';
 
 /** 7. Resident memory with 1,000,000 events and 10,000 pipelines stored, idle and under load. */
 export async function memory(context: Context, big: BigData): Promise<Row[]> {
   const { server, projectId } = big;
-  const bare = await startServer([join(SERVERS_DIR, 'bare.js'), join(server.dataDir, DATABASE_FILE)]);
+  // The bare server reads the same database as ours, SQLite's file or PostgreSQL's.
+  const bare = await startServer([join(SERVERS_DIR, 'bare.js'), databaseTarget(server)]);
+  const bareName = `node:http + ${databaseName(server)}, idle`;
   try {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const idle = server.rssMiB();
@@ -35,7 +38,7 @@ export async function memory(context: Context, big: BigData): Promise<Row[]> {
         metric: `RSS idle with ${stored}`,
         ours: idle,
         baseline: bareIdle,
-        baselineName: 'node:http + SQLite, idle',
+        baselineName: bareName,
         ratio: idle / bareIdle,
         unit: 'MiB',
         goal: '< 200 MiB',
@@ -46,7 +49,7 @@ export async function memory(context: Context, big: BigData): Promise<Row[]> {
         metric: `RSS peak under load with ${stored}`,
         ours: peak,
         baseline: bareIdle,
-        baselineName: 'node:http + SQLite, idle',
+        baselineName: bareName,
         ratio: peak / bareIdle,
         unit: 'MiB',
         goal: '< 200 MiB',

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
 import type { Context, Row } from '../lib/context.js';
+import { databaseTarget, one, writerOf } from '../lib/database.js';
 import {
-  DATABASE_FILE,
+  databaseArgs,
   installProject,
   type Pipewright,
   resourceId,
@@ -32,8 +32,7 @@ async function newKey(server: Pipewright, n: number): Promise<string> {
     `streams-${n}@bench.test`,
     '--role',
     'user',
-    '--data-dir',
-    server.dataDir,
+    ...databaseArgs(server),
   ]);
   return stdout.trim().split('\n').at(-1) as string;
 }
@@ -64,11 +63,11 @@ function openStreams(
 }
 
 /** From each of `samples` commits to its message read on every stream of `readers`, in ms. */
-async function latencies(readers: Readers, samples: number, commit: () => void): Promise<number[]> {
+async function latencies(readers: Readers, samples: number, commit: () => Promise<void>): Promise<number[]> {
   const measured: number[] = [];
   for (let n = 0; n < samples; n += 1) {
     const arrived = readers.expectOneEach(30_000);
-    commit();
+    await commit();
     const committedAt = nowMs();
     for (const at of await arrived) measured.push(at - committedAt);
     // A pause between changes, so that each is measured alone; of a random length, so that commits
@@ -102,24 +101,24 @@ export async function streams(context: Context): Promise<Row[]> {
       });
       pipelines.push(data?.pipeline_ids[0] as string);
     }
-    const db = new Database(join(server.dataDir, DATABASE_FILE));
-    db.pragma('busy_timeout = 5000');
-    const unfinished = db.prepare<[], { n: number }>(
-      `SELECT count(*) AS n FROM pipelines WHERE status IN ('created', 'started')`,
-    );
-    await until(() => unfinished.get()?.n === 0, 120_000);
+    // A connection of the benchmark's, which commits as the scheduler's would (lib/database.ts).
+    const db = writerOf(server);
+    const unfinished = `SELECT count(*) AS n FROM pipelines WHERE status IN ('created', 'started')`;
+    await until(async () => Number((await one<{ n: number }>(db, unfinished))?.n) === 0, 120_000);
     // A finished pipeline's status flipped by hand: a change committed by another connection.
-    const flip = db.prepare<[string]>(
-      `UPDATE pipelines SET status = CASE status WHEN 'successful' THEN 'failed' ELSE 'successful' END WHERE id = ?`,
-    );
+    const flip = (id: string) =>
+      db.run(
+        `UPDATE pipelines SET status = CASE status WHEN 'successful' THEN 'failed' ELSE 'successful' END WHERE id = ?`,
+        id,
+      );
     const keys = [server.apiKey];
     for (let n = 1; n < 5; n += 1) keys.push(await newKey(server, n));
     const rows: Row[] = [];
 
     // Ours and the baseline in turn, with the same readers and the same commits.
-    const bare = await startServer([join(SERVERS_DIR, 'fanout.js'), join(server.dataDir, DATABASE_FILE)]);
+    const bare = await startServer([join(SERVERS_DIR, 'fanout.js'), databaseTarget(server)]);
     const target = pipelines[0] as string;
-    const commit = () => flip.run(target);
+    const commit = () => flip(target);
     const open = (to: ServerProcess, count: number) =>
       openStreams(to.baseUrl, keys, projectId, count, `&pipeline_id=${target}`, 'pipeline', true);
     try {
@@ -183,7 +182,7 @@ export async function streams(context: Context): Promise<Row[]> {
     const began = nowMs();
     let committed = 0;
     while (nowMs() - began < seconds * 1000) {
-      for (let n = 0; n < 20; n += 1) flip.run(pipelines[committed++ % pipelines.length] as string);
+      for (let n = 0; n < 20; n += 1) await flip(pipelines[committed++ % pipelines.length] as string);
       await new Promise((resolve) => setImmediate(resolve));
     }
     // Until the messages stop coming: 200 ms without one.
@@ -194,7 +193,7 @@ export async function streams(context: Context): Promise<Row[]> {
       totals = await fanOut.totals();
     }
     await fanOut.close();
-    db.close();
+    await db.close();
     rows.push({
       benchmark: 'streams',
       metric: `messages fanned out per second to 100 streams (${committed.toLocaleString('en')} changes committed in ${seconds} s)`,

@@ -4,6 +4,7 @@ import { type ApiClient, createClient } from '@pipewright/client';
 import type { Context, Row } from '../lib/context.js';
 import { executeAndWait } from '../lib/execute.js';
 import {
+  databaseArgs,
   installProject,
   type Pipewright,
   resourceId,
@@ -109,9 +110,7 @@ export async function tenantStall(context: Context): Promise<Row[]> {
       'probe',
       '--admin-email',
       'probe@bench.example',
-      '--data-dir',
-      ours.dataDir,
-      ...(ours.database === undefined ? [] : ['--database', ours.database]),
+      ...databaseArgs(ours),
     ]);
     const probeKey = stdout.trim().split('\n').at(-1) ?? '';
     const probeClient = createClient({ baseUrl: ours.baseUrl, apiKey: probeKey });

@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { startPostgresCluster } from '@pipewright/testing/postgres';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import pg from 'pg';
-import { openReadOnly, type Pipewright } from './pipewright.js';
+import { DATABASE_FILE, openReadOnly, type Pipewright } from './pipewright.js';
+import { COMMIT_AND_TELL, WRITE_LOCK } from './postgres-store.js';
 
 /** The database of the servers a run starts: `--database sqlite` (the default) or `postgres`. */
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -52,18 +54,35 @@ export interface DatabaseView {
   close(): Promise<void>;
 }
 
-/** The SQLite file of `dataDir`, read-only; each statement prepared once. */
-export function sqliteView(dataDir: string): DatabaseView {
-  const db = openReadOnly(dataDir);
+/**
+ * A connection of the benchmark's that also writes to a server's database, as another process
+ * of the server's (its scheduler) would: the server learns of its commits as of its own.
+ */
+export interface DatabaseWriter extends DatabaseView {
+  /** Runs `sql` (parameters as `all`'s) in a transaction of its own, committed when it resolves. */
+  run(sql: string, ...params: unknown[]): Promise<void>;
+}
+
+/** The statements of `db`, each prepared once. */
+function preparedOnce(db: Database.Database): (sql: string) => Database.Statement<unknown[]> {
   const statements = new Map<string, Database.Statement<unknown[]>>();
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare<unknown[]>(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+}
+
+/** A connection to SQLite's file `db`, each statement prepared once. */
+function sqliteConnection(db: Database.Database): DatabaseWriter {
+  const statement = preparedOnce(db);
   return {
-    all: async <T>(sql: string, ...params: unknown[]) => {
-      let statement = statements.get(sql);
-      if (statement === undefined) {
-        statement = db.prepare<unknown[]>(sql);
-        statements.set(sql, statement);
-      }
-      return statement.all(...params) as T[];
+    all: async <T>(sql: string, ...params: unknown[]) => statement(sql).all(...params) as T[],
+    run: async (sql, ...params) => {
+      statement(sql).run(...params);
     },
     close: async () => {
       db.close();
@@ -71,26 +90,94 @@ export function sqliteView(dataDir: string): DatabaseView {
   };
 }
 
-/** The PostgreSQL database at `url`, over one connection of the benchmark's (`BENCH_APPLICATION`). */
-export function postgresView(url: string): DatabaseView {
+/** The SQLite file of `dataDir`, read-only; each statement prepared once. */
+export function sqliteView(dataDir: string): DatabaseView {
+  return sqliteConnection(openReadOnly(dataDir));
+}
+
+/**
+ * The names of the statements of PostgreSQL connections, by their SQL text with `?` numbered: each
+ * prepared once per connection, as SQLite's are, and as the server's store prepares its own.
+ */
+const statementNames = new Map<string, { name: string; text: string }>();
+
+function namedStatement(sql: string): { name: string; text: string } {
+  let named = statementNames.get(sql);
+  if (named === undefined) {
+    let n = 0;
+    const text = sql.replace(/\?/g, () => {
+      n += 1;
+      return `$${n}`;
+    });
+    named = { name: `bench_${statementNames.size}`, text };
+    statementNames.set(sql, named);
+  }
+  return named;
+}
+
+/** Runs `sql` (parameters written `?`) on `on`, a pool or a connection taken from it. */
+async function query<T>(on: pg.Pool | pg.PoolClient, sql: string, params: unknown[]): Promise<T[]> {
+  return (await on.query({ ...namedStatement(sql), values: params })).rows as T[];
+}
+
+/**
+ * One connection of the benchmark's (`BENCH_APPLICATION`) to the PostgreSQL database at `url`.
+ * Each transaction of `run` does what the server's store does with its own (postgres-store.ts):
+ * it takes the write lock first, so that the change log's rows commit in the order of their
+ * `seq` (which the change feed relies on), and notifies the channel of commits as it commits,
+ * which tells the servers on the database.
+ */
+function postgresConnection(url: string): DatabaseWriter {
   const pool = new pg.Pool({ connectionString: url, max: 1, application_name: BENCH_APPLICATION });
   return {
-    all: async <T>(sql: string, ...params: unknown[]) => {
-      let n = 0;
-      const numbered = sql.replace(/\?/g, () => {
-        n += 1;
-        return `$${n}`;
-      });
-      return (await pool.query(numbered, params)).rows as T[];
+    all: (sql, ...params) => query(pool, sql, params),
+    run: async (sql, ...params) => {
+      const client = await pool.connect();
+      try {
+        await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+        await query(client, sql, params);
+        await client.query(COMMIT_AND_TELL);
+        client.release();
+      } catch (error) {
+        // The connection goes, and its transaction with it.
+        client.release(error as Error);
+        throw error;
+      }
     },
     close: () => pool.end(),
   };
+}
+
+/** The PostgreSQL database at `url`, over one connection of the benchmark's (`BENCH_APPLICATION`). */
+export function postgresView(url: string): DatabaseView {
+  return postgresConnection(url);
 }
 
 /** A view of the database `server` runs on. */
 export function viewOf(server: Pipewright): DatabaseView {
   return server.database === undefined ? sqliteView(server.dataDir) : postgresView(server.database);
 }
+
+/**
+ * A writer of the database `server` runs on: on PostgreSQL, a connection that commits as the
+ * server's store does (postgres-store.ts); on SQLite, a connection to its file, whose changes the
+ * server sees (`PRAGMA data_version`).
+ */
+export function writerOf(server: Pipewright): DatabaseWriter {
+  if (server.database !== undefined) return postgresConnection(server.database);
+  const db = new Database(join(server.dataDir, DATABASE_FILE));
+  // The server's own writes hold the file a moment: they are waited for, not failed on.
+  db.pragma('busy_timeout = 5000');
+  return sqliteConnection(db);
+}
+
+/** The database of `server` as the bare baseline servers take it: its PostgreSQL URL, or its SQLite file. */
+export const databaseTarget = (server: Pipewright): string =>
+  server.database ?? join(server.dataDir, DATABASE_FILE);
+
+/** The name of the database `server` runs on, for the names of baselines. */
+export const databaseName = (server: Pipewright): string =>
+  server.database === undefined ? 'SQLite' : 'PostgreSQL';
 
 /** The one row of `sql`, if any. */
 export async function one<T>(view: DatabaseView, sql: string, ...params: unknown[]): Promise<T | undefined> {

@@ -73,6 +73,13 @@ export async function startPipewright(
   };
 }
 
+/** The arguments of the server program's admin commands (create-account...) that name the database of `server`. */
+export const databaseArgs = (server: Pipewright): string[] => [
+  '--data-dir',
+  server.dataDir,
+  ...(server.database === undefined ? [] : ['--database', server.database]),
+];
+
 /**
  * Writes a new identity key to `file` (0600), for `--identity-key-file`: the one key every
  * instance of a database must share (apps/server/src/identity-key.ts reads it).

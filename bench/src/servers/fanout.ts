@@ -1,34 +1,61 @@
-// Baseline of `streams`: node:http alone serving Server-Sent Events from the same database, the
-// plain way. Every GET gets a stream; every 2 ms (as Pipewright's feed) it checks whether another
-// connection committed (`PRAGMA data_version`), reads the pipelines the change log names since,
-// and writes each row as a message to every stream with `res.write`. No authentication, filters,
-// resume, heartbeats or limits.
+// Baseline of `streams`: node:http alone serving Server-Sent Events from the same database (the
+// SQLite file given, or the PostgreSQL database of the URL given), the plain way. Every GET gets
+// a stream; whenever another connection has committed, it reads the pipelines the change log
+// names since, and writes each row as a message to every stream with `res.write`. It learns of
+// commits as Pipewright's feed does: on SQLite, by checking `PRAGMA data_version` every 2 ms; on
+// PostgreSQL, by listening on the channel every writing commit notifies. No authentication,
+// filters, resume, heartbeats or limits.
 import { createServer, type ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { COMMITS_CHANNEL } from '../lib/postgres-store.js';
 
-const [file] = process.argv.slice(2);
-const db = new Database(file ?? '', { readonly: true });
-const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-const changedPipelines = db.prepare<[number], { seq: number; id: string }>(
-  `SELECT seq, id FROM changes WHERE seq > ? AND kind = 'pipeline' ORDER BY seq`,
-);
-const latestChange = db.prepare<[], number | null>('SELECT max(seq) FROM changes').pluck();
-const pipeline = db.prepare<[string], Record<string, unknown>>('SELECT * FROM pipelines WHERE id = ?');
+const [target = ''] = process.argv.slice(2);
+const CHANGED = `SELECT seq, id FROM changes WHERE seq > ? AND kind = 'pipeline' ORDER BY seq`;
+const LATEST = 'SELECT max(seq) AS seq FROM changes';
+const PIPELINE = 'SELECT * FROM pipelines WHERE id = ?';
 
 const streams = new Set<ServerResponse>();
-let version = dataVersion.get();
-let after = latestChange.get() ?? 0;
+/** The last change sent. */
+let after = 0;
 
-setInterval(() => {
-  const current = dataVersion.get();
-  if (current === version) return;
-  version = current;
-  for (const change of changedPipelines.all(after)) {
-    after = change.seq;
-    const message = `event: pipeline\nid: ${change.seq}\ndata: ${JSON.stringify(pipeline.get(change.id))}\n\n`;
-    for (const res of streams) res.write(message);
-  }
-}, 2);
+/** Sends pipeline `row`, changed by change `seq`, to every stream. */
+function send(seq: number, row: unknown) {
+  after = seq;
+  const message = `event: pipeline\nid: ${seq}\ndata: ${JSON.stringify(row)}\n\n`;
+  for (const res of streams) res.write(message);
+}
+
+if (/^postgres(ql)?:\/\//.test(target)) {
+  const client = new pg.Client({ connectionString: target });
+  await client.connect();
+  await client.query(`LISTEN ${COMMITS_CHANNEL}`);
+  after = Number((await client.query(LATEST)).rows[0]?.seq ?? 0);
+  // One read after another: a commit told while one runs is read by the next.
+  let reading = Promise.resolve();
+  client.on('notification', () => {
+    reading = reading.then(async () => {
+      const changes = await client.query<{ seq: string; id: string }>(CHANGED.replace('?', '$1'), [after]);
+      for (const change of changes.rows) {
+        const pipeline = await client.query(PIPELINE.replace('?', '$1'), [change.id]);
+        send(Number(change.seq), pipeline.rows[0]);
+      }
+    });
+  });
+} else {
+  const db = new Database(target, { readonly: true });
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const changedPipelines = db.prepare<[number], { seq: number; id: string }>(CHANGED);
+  const pipeline = db.prepare<[string], Record<string, unknown>>(PIPELINE);
+  let version = dataVersion.get();
+  after = db.prepare<[], { seq: number | null }>(LATEST).get()?.seq ?? 0;
+  setInterval(() => {
+    const current = dataVersion.get();
+    if (current === version) return;
+    version = current;
+    for (const change of changedPipelines.all(after)) send(change.seq, pipeline.get(change.id));
+  }, 2);
+}
 
 createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
