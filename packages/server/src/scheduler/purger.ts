@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatTime } from '../domain/time.js';
 import type { BatchResult, Cutoffs, Store, Tables } from '../store/index.js';
+import { batchSizer } from './batch-sizer.js';
 
 /** How long what grows without bound is kept, in days; undefined keeps it forever. */
 export interface RetentionOptions {
@@ -45,29 +46,6 @@ export interface PurgeCounts {
 const MS_PER_DAY = 86_400_000;
 /** The changes the change log keeps by default (the streams' window of resume, migration 013). */
 const CHANGE_LOG_ROWS = 100_000;
-const FIRST_BATCH = 16;
-const LARGEST_BATCH = 2000;
-
-/**
- * A batch size that follows a time budget: rows deleted per batch vary (a pipeline takes its
- * tasks, steps and output along), so the size is scaled by how long the deletions of the last
- * full batch took (not its commit, which now and then includes a checkpoint of the WAL), at
- * most doubling at a time.
- */
-function batchSizer(budgetMs: number) {
-  let size = FIRST_BATCH;
-  return {
-    get size() {
-      return size;
-    },
-    /** A full batch of the current size took `ms`. */
-    took(ms: number) {
-      const scale = Math.min(2, budgetMs / Math.max(ms, 0.01));
-      size = Math.max(1, Math.min(LARGEST_BATCH, Math.floor(size * scale)));
-    },
-  };
-}
-
 /**
  * Deletes what retention says has expired (store/retention.store.ts): finished pipelines past
  * their own retention or the server's, step output past the server's, events and command
