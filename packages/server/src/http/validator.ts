@@ -79,6 +79,39 @@ function buildSpecCheckerOnlyWhenAsked(): void {
   library.OpenAPISchemaValidator = OnlyWhenAsked;
 }
 
+type AjvCacheUse = ((ajv: unknown, schema: Record<string, unknown>, key: string) => unknown) & {
+  alone?: true;
+};
+
+/** True if a `$ref` is anywhere in `value`. */
+function holdsReference(value: unknown, seen = new Set<object>()): boolean {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return false;
+  seen.add(value);
+  if (!Array.isArray(value) && Object.hasOwn(value, '$ref')) return true;
+  return Object.values(value).some((child) => holdsReference(child, seen));
+}
+
+/**
+ * Each schema the validator compiles for a route (its parameters, its body, each response)
+ * carries the spec's whole `paths` and `components` along, for ajv to resolve `$ref`s against,
+ * and ajv walks all of it at each compilation: 70-100 ms per route, paid by the route's first
+ * request while every other request waits (bench/README.md, stall). The spec is dereferenced
+ * whole (see `$refParser` below), so a route's schema holding no `$ref` is compiled alone:
+ * 12-16 ms. Like the patches above, this replaces an export the validator reads at each call,
+ * pinned by test/unit/http/validator-patches.test.ts.
+ */
+function compileRouteSchemasAlone(): void {
+  const library = validatorRequire('./middlewares/util.js') as { useAjvCache: AjvCacheUse };
+  if (library.useAjvCache.alone) return;
+  const use = library.useAjvCache;
+  const alone: AjvCacheUse = (ajv, schema, key) => {
+    const { paths: _paths, components: _components, ...route } = schema;
+    return use(ajv, holdsReference(route) ? schema : route, key);
+  };
+  alone.alone = true;
+  library.useAjvCache = alone;
+}
+
 /** Replaces the schema at `pointer` (into `document`) by one that accepts anything. */
 function acceptAnythingAt(document: Record<string, unknown>, pointer: string): void {
   const tokens = pointer
@@ -108,6 +141,7 @@ export function openapiValidator(
 ): RequestHandler[] {
   compileRoutePatternsOnce();
   buildSpecCheckerOnlyWhenAsked();
+  compileRouteSchemasAlone();
   const apiSpec = structuredClone(document);
   for (const pointer of deferred) acceptAnythingAt(apiSpec, pointer);
   return OpenApiValidator.middleware({

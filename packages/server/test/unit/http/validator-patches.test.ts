@@ -4,10 +4,11 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openapiValidator } from '../../../src/http/validator.js';
 
-// http/validator.ts patches two exports that express-openapi-validator reads at each call: the
+// http/validator.ts patches three exports that express-openapi-validator reads at each call: the
 // `pathToRegexp` of the path-to-regexp module it requires, so that each route pattern is
-// compiled once, and its own `OpenAPISchemaValidator`, so that OpenAPI's schema is compiled only
-// when the spec is to be checked. That relies on the validator's private workings; this test
+// compiled once; its own `OpenAPISchemaValidator`, so that OpenAPI's schema is compiled only
+// when the spec is to be checked; and its own `useAjvCache`, so that a route's schemas are
+// compiled without the whole spec. That relies on the validator's private workings; this test
 // pins them, so that any upgrade of either package fails here first. Whoever upgrades checks
 // that the patches still apply (or that the validator now does the same itself, and a patch can
 // go) and moves the pins.
@@ -20,6 +21,9 @@ const validatorRequire = createRequire(validatorEntry);
 const lookupModule = join(dirname(validatorEntry), 'middlewares/openapi.metadata.js');
 const frameworkModule = join(dirname(validatorEntry), 'framework/index.js');
 const specCheckerModule = join(dirname(validatorEntry), 'framework/openapi.schema.validator.js');
+const utilModule = join(dirname(validatorEntry), 'middlewares/util.js');
+const requestModule = join(dirname(validatorEntry), 'middlewares/openapi.request.validator.js');
+const responseModule = join(dirname(validatorEntry), 'middlewares/openapi.response.validator.js');
 
 /** The `package.json` above a resolved entry file: path-to-regexp does not export its own. */
 function manifestAbove(file: string, name: string): { name: string; version: string } {
@@ -108,5 +112,42 @@ describe('the patches of http/validator.ts', () => {
       checker.validate({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }).errors,
     ).toEqual([]);
     expect(checker.validate({ openapi: '3.1.0', paths: 'none' }).errors).not.toEqual([]);
+  });
+
+  it("compiles every route's schemas through the one export it reads at each call", () => {
+    const request = readFileSync(requestModule, 'utf8');
+    expect(request).toContain('const util_1 = require("./util");');
+    expect(request).toContain(
+      'this.validatorGeneral = (0, util_1.useAjvCache)(ajv.general, this.schemaGeneral, ajvCacheKey);',
+    );
+    expect(request).toContain(
+      'this.validatorBody = (0, util_1.useAjvCache)(ajv.body, this.schemaBody, ajvCacheKey);',
+    );
+    const response = readFileSync(responseModule, 'utf8');
+    expect(response).toContain('const util_1 = require("./util");');
+    expect(response).toContain('const validator = (0, util_1.useAjvCache)(this.ajvBody, schema,');
+    for (const source of [request, response]) {
+      expect(source.match(/\.compile\(|\.addSchema\(|\.validate\(/g) ?? []).toEqual([]);
+    }
+  });
+
+  it("replaces that export by one that leaves the spec's paths and components out where no $ref needs them", () => {
+    const library = validatorRequire(utilModule) as {
+      useAjvCache: (ajv: unknown, schema: Record<string, unknown>, key: string) => unknown;
+    };
+    expect(Object.getOwnPropertyDescriptor(library, 'useAjvCache')).toMatchObject({ writable: true });
+
+    openapiValidator({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }, false);
+
+    const added = new Map<string, Record<string, unknown>>();
+    const ajv = {
+      getSchema: (key: string) => added.get(key),
+      addSchema: (schema: Record<string, unknown>, key: string) => added.set(key, schema),
+    };
+    const whole = { paths: { '/a': {} }, components: { schemas: { A: { type: 'string' } } } };
+    const alone = { properties: { body: { type: 'object', properties: { a: { type: 'string' } } } } };
+    expect(library.useAjvCache(ajv, { ...whole, ...alone }, 'alone')).toEqual(alone);
+    const referring = { ...whole, properties: { body: { items: [{ $ref: '#/components/schemas/A' }] } } };
+    expect(library.useAjvCache(ajv, referring, 'referring')).toBe(referring);
   });
 });
