@@ -16,8 +16,7 @@ export interface Claim {
 
 /**
  * Claims the oldest task runnable at `now` for server instance `instance`, in the caller's
- * transaction: marks it and its pipeline started and issues the key it runs with. Nothing is
- * claimed if `instance` holds no lease. Tasks of `ending` are left: a task still ending here
+ * transaction (see startClaimed). Tasks of `ending` are left: a task still ending here
  * (aborted, then restarted) waits for its run to end, whose end, which names the attempt, would
  * otherwise be taken for the new run's (both are attempt 0).
  */
@@ -28,15 +27,27 @@ export async function claimTask(
   ending: readonly string[],
 ): Promise<Claim | undefined> {
   const task = await tx.tasks.nextRunnable(now, ending);
-  if (!task || !(await tx.tasks.markStarted(task.id, now, instance))) return undefined;
+  return task && startClaimed(tx, task, now, instance);
+}
+
+/**
+ * Marks `task`, found runnable in the caller's transaction, and its pipeline started for
+ * `instance`, and issues the key it runs with. Nothing is claimed if `instance` holds no lease.
+ */
+export async function startClaimed(
+  tx: Tables,
+  task: Task,
+  now: string,
+  instance: string,
+): Promise<Claim | undefined> {
+  if (!(await tx.tasks.markStarted(task.id, now, instance))) return undefined;
   await tx.pipelines.markStarted(task.pipeline_id, now);
   const apiKey = await issueTaskKey(tx, task.id);
-  const pipeline = await tx.pipelines.runContext(task.pipeline_id);
+  const run = await tx.pipelines.runContext(task.pipeline_id);
   const project = await tx.projects.get(task.org_id, task.project_id);
-  const event = pipeline && (await tx.events.get(task.project_id, pipeline.event_id));
   return {
     task: { ...task, status: 'started', start_time: now },
     apiKey,
-    origin: pipeline && project && event && { project, event, environment: pipeline.environment },
+    origin: run && project && { project, event: run.event, environment: run.environment },
   };
 }

@@ -44,7 +44,6 @@ export async function completeAttempt(
  * succeed. Cheap until then (one row of an index of unfinished tasks).
  */
 export async function settlePipeline(tx: Tables, pipelineId: string, time: string): Promise<void> {
-  if (await tx.tasks.anyUnfinished(pipelineId)) return;
-  const status = (await tx.tasks.anyUnsuccessful(pipelineId)) ? 'failed' : 'successful';
-  await finishPipeline(tx, pipelineId, status, time);
+  const settlement = await tx.tasks.settlement(pipelineId);
+  if (settlement !== 'unfinished') await finishPipeline(tx, pipelineId, settlement, time);
 }

@@ -9,9 +9,9 @@ import type { Executor } from './sql.js';
 
 type Event = Schemas['Event'];
 
-type EventRow = Selectable<Events>;
+export type EventRow = Selectable<Events>;
 
-function toEvent(row: EventRow): Event {
+export function toEvent(row: EventRow): Event {
   const { trigger_id, command_id, data, ...rest } = row;
   return {
     ...rest,

@@ -3,12 +3,14 @@ import { type Selectable, sql } from 'kysely';
 import type { Page, PageRequest } from '../domain/cursor.js';
 import type { Status } from '../domain/execution/statuses.js';
 import type { Dialect } from './dialect.js';
+import { toEvent } from './events.store.js';
 import type { Pipelines } from './generated/database.js';
 import { paginate } from './paginate.js';
 import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Pipeline = Schemas['Pipeline'];
+type Event = Schemas['Event'];
 
 /** A pipeline with what it was instantiated with, which the API does not show. */
 export interface PipelineRecord extends Pipeline {
@@ -144,7 +146,12 @@ export function createPipelineStore(d: Dialect, x: Executor) {
     pipelines.selectAll().where('project_id', '=', projectId).where('id', '=', id),
   );
   const runContext = prepared(1, (id: string) =>
-    pipelines.select(['event_id', 'environment']).where('id', '=', id),
+    q
+      .selectFrom('pipelines')
+      .innerJoin('events', 'events.id', 'pipelines.event_id')
+      .selectAll('events')
+      .select('pipelines.environment')
+      .where('pipelines.id', '=', id),
   );
   const markStarted = prepared(2, (id: string, time: string) =>
     q
@@ -242,12 +249,15 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       const row = await x.first(byId(projectId, id));
       return row && toPipeline(row as PipelineRow);
     },
-    /** What its tasks run with: its event and the variables of its command's parameters (not its spec, which is large). */
-    async runContext(
-      id: string,
-    ): Promise<{ event_id: string; environment: Record<string, string> } | undefined> {
+    /**
+     * What its tasks run with: its event and the variables of its command's parameters (not its
+     * spec, which is large), in one read.
+     */
+    async runContext(id: string): Promise<{ event: Event; environment: Record<string, string> } | undefined> {
       const row = await x.first(runContext(id));
-      return row && { event_id: row.event_id, environment: JSON.parse(row.environment) };
+      if (!row) return undefined;
+      const { environment, ...event } = row;
+      return { event: toEvent(event), environment: JSON.parse(environment) };
     },
     list(projectId: string, filters: PipelineFilters, request: PageRequest): Promise<Page<Pipeline>> {
       const index = filterIndex(filters);

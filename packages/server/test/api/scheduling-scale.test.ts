@@ -57,7 +57,9 @@ async function allTasks(client: ApiClient, pipelineId: string) {
  */
 async function makePipeline(project: { id: string; org_id: string }, name: string): Promise<string> {
   const time = new Date().toISOString();
-  const [id = ''] = await server.store.transaction(async (tx) => {
+  const {
+    ids: [id = ''],
+  } = await server.store.transaction(async (tx) => {
     const event = {
       id: newId(),
       org_id: project.org_id,

@@ -44,6 +44,8 @@ export interface MatchedTrigger {
 export interface Admitted {
   event: Event;
   pipelineIds: string[];
+  /** Those of its pipelines whose tasks are not all written yet (instantiation.ts). */
+  pendingIds: string[];
 }
 
 /** What `transaction` gives back: the result of its callback, and when the pipelines may run. */
@@ -72,16 +74,18 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
       : undefined;
   };
 
-  /** What an event starts: the pipelines of its trigger or command as they are now, none if it is gone. */
+  /**
+   * What an event starts: the pipelines of its trigger or command as they are now, none if it
+   * is gone. `read` is its trigger's spec, if the caller read it in this transaction already.
+   */
   const targetOf = async (
     tx: Tables,
     event: Event,
+    read?: TriggerSpec,
   ): Promise<{ pipelines: readonly string[]; environment: Record<string, string> }> => {
     if (event.trigger_id) {
-      return {
-        pipelines: (await trigger(tx, event.project_id, event.trigger_id))?.data.pipelines ?? [],
-        environment: {},
-      };
+      const spec = read ?? (await trigger(tx, event.project_id, event.trigger_id));
+      return { pipelines: spec?.data.pipelines ?? [], environment: {} };
     }
     const command = event.command_id ? await tx.resources.get(event.project_id, event.command_id) : undefined;
     if (command?.spec.type !== 'command') return { pipelines: [], environment: {} };
@@ -95,7 +99,7 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
   };
 
   /** Stores the event and creates the pipelines it starts, in the caller's transaction. */
-  const admit = async (tx: Tables, incoming: NewEvent, now: Date): Promise<Admitted> => {
+  const admit = async (tx: Tables, incoming: NewEvent, now: Date, read?: TriggerSpec): Promise<Admitted> => {
     const time = formatTime(now);
     const event: Event = {
       id: newId(now),
@@ -111,8 +115,8 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
       original_event_id: incoming.original_event_id ?? null,
     };
     await tx.events.insert(event);
-    const target = await targetOf(tx, event);
-    const pipelineIds = await instantiatePipelines(tx, {
+    const target = await targetOf(tx, event, read);
+    const { ids: pipelineIds, pending: pendingIds } = await instantiatePipelines(tx, {
       event,
       pipelines: target.pipelines,
       ...(event.trigger_id ? { trigger_id: event.trigger_id } : {}),
@@ -120,32 +124,33 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
       environment: target.environment,
       time,
     });
-    return { event, pipelineIds };
+    return { event, pipelineIds, pendingIds };
   };
 
   /** Lets the pipelines of committed events run. */
   const release = async (admitted: readonly Admitted[]): Promise<void> => {
     if (admitted.length === 0) return;
+    // Each pipeline left pending gets its tasks now; the others have them all.
     await completeInstantiationsOfRequest(
       store,
-      admitted.flatMap((a) => a.pipelineIds),
+      admitted.flatMap((a) => a.pendingIds),
     );
     work.wakeUp();
   };
 
   /**
    * Runs `within` in one IMMEDIATE transaction, where `admit` stores events, each with the
-   * pipelines it starts, beside what the caller writes with them through `tx` (or refuses by
+   * pipelines it starts (those of its trigger's spec, if given as read in `tx`), beside what the caller writes with them through `tx` (or refuses by
    * throwing); `now` is their creation time. Then releases their pipelines.
    */
   const transaction = async <T>(
-    within: (admit: (event: NewEvent) => Promise<Admitted>, tx: Tables) => Promise<T>,
+    within: (admit: (event: NewEvent, read?: TriggerSpec) => Promise<Admitted>, tx: Tables) => Promise<T>,
     now = clock(),
   ): Promise<Admission<T>> => {
     const admitted: Admitted[] = [];
     const result = await store.transaction((tx) =>
-      within(async (event) => {
-        const one = await admit(tx, event, now);
+      within(async (event, read) => {
+        const one = await admit(tx, event, now, read);
         admitted.push(one);
         return one;
       }, tx),
@@ -198,17 +203,17 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
           )
             continue;
           // Named one by one: nothing else the incoming object holds (a command_id) is the event's.
-          admitted.push(
-            await admit({
-              org_id: orgId,
-              project_id: ref.project_id,
-              trigger_id: ref.id,
-              connector: incoming.connector,
-              name: incoming.name,
-              data: incoming.data,
-              event_time: incoming.event_time,
-            }),
-          );
+          const event = {
+            org_id: orgId,
+            project_id: ref.project_id,
+            trigger_id: ref.id,
+            connector: incoming.connector,
+            name: incoming.name,
+            data: incoming.data,
+            event_time: incoming.event_time,
+          };
+          // The trigger as just read: its pipelines are those the event starts.
+          admitted.push(await admit(event, spec));
         }
         return admitted;
       });

@@ -103,11 +103,14 @@ async function writeInstances(
 /**
  * Creates the pipelines of an event with their task instances in `created`, copying the specs
  * as they are now: later installs never change a pipeline already created. Runs inside the
- * caller's transaction; returns the new pipeline ids. A pipeline of more than
- * INSTANTIATION_BATCH instances gets only its first ones here: completeInstantiations writes
- * the rest once the caller's transaction has committed.
+ * caller's transaction; returns the new pipeline ids, and those of them left pending: a
+ * pipeline of more than INSTANTIATION_BATCH instances gets only its first ones here, and
+ * completeInstantiations writes the rest once the caller's transaction has committed.
  */
-export async function instantiatePipelines(tx: Tables, request: Instantiation): Promise<string[]> {
+export async function instantiatePipelines(
+  tx: Tables,
+  request: Instantiation,
+): Promise<{ ids: string[]; pending: string[] }> {
   const { event, time } = request;
   // Read once each, in this transaction: a pipeline of 200 entries often names one task 200 times.
   const read = new Map<string, Resource>();
@@ -123,6 +126,7 @@ export async function instantiatePipelines(tx: Tables, request: Instantiation): 
     return resource as Resource & { spec: Extract<Schemas['ResourceSpec'], { type: T }> };
   };
   const ids: string[] = [];
+  const pending: string[] = [];
   for (const name of request.pipelines) {
     const resource = await resourceOf('pipeline', name);
     const concurrent = resource.spec.data.concurrent ?? false;
@@ -150,8 +154,9 @@ export async function instantiatePipelines(tx: Tables, request: Instantiation): 
     await tx.pipelines.insert(pipeline);
     await writeInstances(tx, pipeline, plan, 0);
     ids.push(pipeline.id);
+    if (pipeline.pending_tasks) pending.push(pipeline.id);
   }
-  return ids;
+  return { ids, pending };
 }
 
 /**

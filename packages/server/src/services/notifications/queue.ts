@@ -77,16 +77,20 @@ export async function queueNotifications(
 /**
  * Claims up to `limit` deliveries due at `now`: their next attempt moves `leaseMs` later, so
  * that nobody claims them again while they are sent, and a server that dies meanwhile sends
- * them again once the lease is over.
+ * them again once the lease is over. A look that locks nothing comes first: most passes (one
+ * after each pipeline's end) find nothing due, and the claim's transaction would hold the
+ * write lock for that.
  */
-export function claimDueNotifications(
+export async function claimDueNotifications(
   store: Store,
   now: Date,
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedNotificationDelivery[]> {
+  const time = formatTime(now);
+  if ((await store.notificationDeliveries.due(time, 1)).length === 0) return [];
   return store.transaction(async (tx) => {
-    const due = await tx.notificationDeliveries.due(formatTime(now), limit);
+    const due = await tx.notificationDeliveries.due(time, limit);
     const until = formatTime(new Date(now.getTime() + leaseMs));
     for (const delivery of due) await tx.notificationDeliveries.postpone(delivery.id, until);
     return due;
