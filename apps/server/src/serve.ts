@@ -87,6 +87,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     ...(tls ? { tls: readTls(tls) } : {}),
     requestTimeoutMs: config.requestTimeoutMs,
     checkpoints: 'background',
+    // Every route's first request finds its validators compiled (bench/README.md, stall).
+    compileValidatorsAhead: true,
   });
   if (!(await server.services.identities.adoptKey())) {
     throw new StartupError(

@@ -31,6 +31,7 @@ import { taskRoutes } from './http/routes/tasks.routes.js';
 import { webhookRoutes } from './http/routes/webhooks.routes.js';
 import { refuseWhileStopping } from './http/stopping.js';
 import { apiValidator } from './http/validator.js';
+import { compileValidatorsAhead } from './http/validator-warm-up.js';
 import { webDashboard } from './http/web.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { Services } from './services/index.js';
@@ -57,8 +58,14 @@ const SCRATCHPAD_VALUE_LIMIT_BYTES = 65_536;
 
 export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 100, burst: 200 };
 
+/** The HTTP API, and a way to have its first requests find their validators compiled. */
+export interface App extends Express {
+  /** Compiles the request validators of every operation now, an operation per turn of the event loop. */
+  compileValidatorsAhead(): Promise<void>;
+}
+
 /** The whole HTTP API as an Express application. It never listens and reads no environment. */
-export function createApp(options: AppOptions): Express {
+export function createApp(options: AppOptions): App {
   const { services, logger = silentLogger } = options;
   const limit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const streamLimits = { ...DEFAULT_STREAM_LIMITS, ...options.streams };
@@ -79,7 +86,8 @@ export function createApp(options: AppOptions): Express {
   app.use(methodHandling(openapiDocument));
   app.put('/v0/pipelines/id/:id/scratchpad/key/:key', rawTextBody(SCRATCHPAD_VALUE_LIMIT_BYTES));
   app.use(jsonBodies(openapiDocument, options.bodyLimitBytes ?? 1024 * 1024));
-  app.use(apiValidator(options.validateResponses ?? false));
+  const validator = apiValidator(options.validateResponses ?? false);
+  app.use(validator);
   app.use(projectScope(services.projects, projectOperations(openapiDocument)));
 
   app.use(
@@ -109,5 +117,10 @@ export function createApp(options: AppOptions): Express {
     throw new DomainError('route_not_found', `no route ${req.method} ${req.path}`, { target: req.path });
   });
   app.use(errorHandler(logger));
-  return app;
+  return Object.assign(app, {
+    compileValidatorsAhead: async () => {
+      // A validator of responses would wait for the made-up requests' responses: tests only.
+      if (!options.validateResponses) await compileValidatorsAhead(app, validator, openapiDocument);
+    },
+  });
 }

@@ -43,6 +43,12 @@ export interface ServerOptions {
    * program runs a thread that does (default `auto`: the connections themselves).
    */
   checkpoints?: Checkpoints;
+  /**
+   * Once started, compile the request validators of every operation ahead of its first request,
+   * an operation per turn of the event loop (http/validator-warm-up.ts): about a second of CPU
+   * in all, which the program spends and test servers, most of which serve few routes, do not.
+   */
+  compileValidatorsAhead?: boolean;
 }
 
 /**
@@ -107,7 +113,13 @@ export async function composeServer(options: ServerOptions) {
       // Notifications of pipelines' ends, those a stop or crash left pending first.
       notifier.start();
       // A turn later, once the first requests got in: the first install would compile them otherwise.
-      setImmediate(() => services.resources.prepare());
+      setImmediate(() => {
+        services.resources.prepare();
+        if (!options.compileValidatorsAhead) return;
+        app.compileValidatorsAhead().catch((error: unknown) => {
+          logger.warn('could not compile the request validators ahead', { error: String(error) });
+        });
+      });
     },
     /**
      * Answers 503 to new requests (but those of running tasks' keys), lets running steps finish

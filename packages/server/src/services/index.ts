@@ -21,6 +21,7 @@ import { createTaskService } from './tasks.service.js';
 import { createWebhookService } from './webhooks.service.js';
 import type { ScheduleNotifier, WorkNotifier } from './work.js';
 
+export { nextTurn } from './concurrency/time-slices.js';
 export { type RevealedIdentity, revealIdentities } from './identities.service.js';
 export { type Admission, createEventIntake } from './intake/event-intake.js';
 export { completeInstantiations } from './intake/instantiation.js';
