@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { type ApiClient, createClient } from '@pipewright/client';
+import { Worker } from 'node:worker_threads';
 import type { Context, Row } from '../lib/context.js';
 import { executeAndWait } from '../lib/execute.js';
 import {
@@ -13,6 +13,7 @@ import {
   trivialTask,
 } from '../lib/pipewright.js';
 import { alternate, median, percentile } from '../lib/stats.js';
+import type { FromProbe, ProbeSetup, ToProbe } from './tenant-stall-probe.js';
 
 const run = promisify(execFile);
 
@@ -25,30 +26,35 @@ interface Probe {
   stop(): Promise<number[]>;
 }
 
-function startProbe(client: ApiClient): Probe {
-  const samples: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      const { response } = await client.GET('/org');
-      if (!response.ok) throw new Error(`probe answered ${response.status}`);
-      samples.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
+/** The probe, on a thread of its own (tenant-stall-probe.ts), started once it sends its first request. */
+async function startProbe(client: ProbeSetup): Promise<Probe> {
+  const worker = new Worker(new URL('./tenant-stall-probe.js', import.meta.url), { workerData: client });
+  const next = (type: FromProbe['type']) =>
+    new Promise<FromProbe>((resolve, reject) => {
+      const onMessage = (message: FromProbe) => {
+        if (message.type !== type && message.type !== 'failed') return;
+        worker.off('message', onMessage);
+        worker.off('error', reject);
+        if (message.type === 'failed') reject(new Error(message.message));
+        else resolve(message);
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
+  await next('started');
   return {
     stop: async () => {
-      running = false;
-      await loop;
-      return samples;
+      const done = next('samples');
+      worker.postMessage('stop' satisfies ToProbe);
+      const message = await done.finally(() => worker.terminate());
+      return message.type === 'samples' ? message.samples : [];
     },
   };
 }
 
 /** While `work` runs, the probe's p99 and max, each against the idle server's. */
-async function probed(probeClient: ApiClient, idle: number[], name: string, work: () => Promise<void>) {
-  const probe = startProbe(probeClient);
+async function probed(probeClient: ProbeSetup, idle: number[], name: string, work: () => Promise<void>) {
+  const probe = await startProbe(probeClient);
   let samples: number[];
   try {
     await work();
@@ -113,8 +119,8 @@ export async function tenantStall(context: Context): Promise<Row[]> {
       ...databaseArgs(ours),
     ]);
     const probeKey = stdout.trim().split('\n').at(-1) ?? '';
-    const probeClient = createClient({ baseUrl: ours.baseUrl, apiKey: probeKey });
-    const idleProbe = startProbe(probeClient);
+    const probeClient = { baseUrl: ours.baseUrl, apiKey: probeKey };
+    const idleProbe = await startProbe(probeClient);
     await new Promise((resolve) => setTimeout(resolve, context.quick ? 1000 : 3000));
     const idle = await idleProbe.stop();
 
