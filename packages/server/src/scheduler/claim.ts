@@ -16,9 +16,9 @@ export interface Claim {
 
 /**
  * Claims the oldest task runnable at `now` for server instance `instance`, in the caller's
- * transaction (see startClaimed). Tasks of `ending` are left: a task still ending here
- * (aborted, then restarted) waits for its run to end, whose end, which names the attempt, would
- * otherwise be taken for the new run's (both are attempt 0).
+ * transaction. Tasks of `ending` are left: a task still ending here (aborted, then restarted)
+ * waits for its run to end, whose end, which names the attempt, would otherwise be taken for
+ * the new run's (both are attempt 0). Nothing is claimed if `instance` holds no lease.
  */
 export async function claimTask(
   tx: Tables,
@@ -26,13 +26,13 @@ export async function claimTask(
   instance: string,
   ending: readonly string[],
 ): Promise<Claim | undefined> {
-  const task = await tx.tasks.nextRunnable(now, ending);
-  return task && startClaimed(tx, task, now, instance);
+  const task = await tx.tasks.claimNext(now, ending, instance);
+  return task && prepareRun(tx, task, now);
 }
 
 /**
- * Marks `task`, found runnable in the caller's transaction, and its pipeline started for
- * `instance`, and issues the key it runs with. Nothing is claimed if `instance` holds no lease.
+ * Marks `task`, found runnable in the caller's transaction, started for `instance`, as
+ * claimTask does for the task it finds.
  */
 export async function startClaimed(
   tx: Tables,
@@ -41,13 +41,12 @@ export async function startClaimed(
   instance: string,
 ): Promise<Claim | undefined> {
   if (!(await tx.tasks.markStarted(task.id, now, instance))) return undefined;
+  return prepareRun(tx, { ...task, status: 'started', start_time: now }, now);
+}
+
+/** Marks the pipeline of `task`, just started, started too; issues the key the task runs with. */
+async function prepareRun(tx: Tables, task: Task, now: string): Promise<Claim> {
   await tx.pipelines.markStarted(task.pipeline_id, now);
   const apiKey = await issueTaskKey(tx, task.id);
-  const run = await tx.pipelines.runContext(task.pipeline_id);
-  const project = await tx.projects.get(task.org_id, task.project_id);
-  return {
-    task: { ...task, status: 'started', start_time: now },
-    apiKey,
-    origin: run && project && { project, event: run.event, environment: run.environment },
-  };
+  return { task, apiKey, origin: await tx.pipelines.runContext(task.pipeline_id) };
 }

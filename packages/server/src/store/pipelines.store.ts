@@ -11,6 +11,7 @@ import type { Executor } from './sql.js';
 
 type Pipeline = Schemas['Pipeline'];
 type Event = Schemas['Event'];
+type Project = Schemas['Project'];
 
 /** A pipeline with what it was instantiated with, which the API does not show. */
 export interface PipelineRecord extends Pipeline {
@@ -149,8 +150,9 @@ export function createPipelineStore(d: Dialect, x: Executor) {
     q
       .selectFrom('pipelines')
       .innerJoin('events', 'events.id', 'pipelines.event_id')
+      .innerJoin('projects', 'projects.id', 'pipelines.project_id')
       .selectAll('events')
-      .select('pipelines.environment')
+      .select(['pipelines.environment', 'projects.name as project_name'])
       .where('pipelines.id', '=', id),
   );
   const markStarted = prepared(2, (id: string, time: string) =>
@@ -250,14 +252,20 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       return row && toPipeline(row as PipelineRow);
     },
     /**
-     * What its tasks run with: its event and the variables of its command's parameters (not its
-     * spec, which is large), in one read.
+     * What its tasks run with: its project, its event and the variables of its command's
+     * parameters (not its spec, which is large), in one read.
      */
-    async runContext(id: string): Promise<{ event: Event; environment: Record<string, string> } | undefined> {
+    async runContext(
+      id: string,
+    ): Promise<{ project: Project; event: Event; environment: Record<string, string> } | undefined> {
       const row = await x.first(runContext(id));
       if (!row) return undefined;
-      const { environment, ...event } = row;
-      return { event: toEvent(event), environment: JSON.parse(environment) };
+      const { environment, project_name, ...event } = row;
+      return {
+        project: { id: event.project_id, org_id: event.org_id, name: project_name },
+        event: toEvent(event),
+        environment: JSON.parse(environment),
+      };
     },
     list(projectId: string, filters: PipelineFilters, request: PageRequest): Promise<Page<Pipeline>> {
       const index = filterIndex(filters);

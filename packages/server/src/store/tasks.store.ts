@@ -262,9 +262,9 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .limit(sql.lit(1));
   const runnable = prepared(2, runnableQuery);
   // A claim's read locks the row it claims, passing over those another claim holds.
-  const claimable = prepared(2, (now: string, busy: readonly string[]) =>
-    runnableQuery(now, busy).$if(d.skipsLocked, (query) => query.forUpdate().skipLocked()),
-  );
+  const claimableQuery = (now: string, busy: readonly string[]) =>
+    runnableQuery(now, busy).$if(d.skipsLocked, (query) => query.forUpdate().skipLocked());
+  const claimable = prepared(2, claimableQuery);
   const countOfPipeline = prepared(1, (pipelineId: string) =>
     tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
   );
@@ -339,7 +339,8 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where('not_before', 'is not', null),
   );
   // Only by an instance that holds its lease: one whose lease another ended claims nothing.
-  const markStarted = prepared(3, (id: string, time: string, instance: string) =>
+  // A task starts for an instance that holds its lease only.
+  const start = (time: string, instance: string) =>
     q
       .updateTable('tasks')
       .set({
@@ -349,7 +350,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
         not_before: sql.lit(null),
         server_instance: instance,
       })
-      .where('id', '=', id)
       .where('status', '=', sql.lit('created'))
       .where((eb) =>
         eb.exists(
@@ -358,7 +358,15 @@ export function createTaskStore(d: Dialect, x: Executor) {
             .select(sql.lit(1).as('found'))
             .where('server_instances.id', '=', instance),
         ),
-      ),
+      );
+  const markStarted = prepared(3, (id: string, time: string, instance: string) =>
+    start(time, instance).where('id', '=', id),
+  );
+  // The claim's read and write in one statement: one round trip under the write lock.
+  const claimNext = prepared(3, (now: string, busy: readonly string[], instance: string) =>
+    start(now, instance)
+      .where('id', '=', claimableQuery(now, busy).clearSelect().select('id'))
+      .returningAll(),
   );
   // Every end of an attempt names the attempt: a late report of an attempt already ended
   // (by an abort, say) changes nothing.
@@ -527,6 +535,14 @@ export function createTaskStore(d: Dialect, x: Executor) {
       return (await x.first(nextDue()))?.not_before ?? undefined;
     },
     /** Marks the task started by `instance`; false if it was not waiting, or `instance` holds no lease. */
+    /**
+     * Starts for `instance` the oldest task that can start at `now`, but for `busy` ones (see
+     * nextRunnable); returns it, or undefined if none can start or `instance` holds no lease.
+     */
+    async claimNext(now: string, busy: readonly string[], instance: string): Promise<Task | undefined> {
+      const row = await x.first(claimNext(now, busy, instance));
+      return row && toTask(row);
+    },
     async markStarted(id: string, time: string, instance: string): Promise<boolean> {
       const { changes } = await x.run(markStarted(id, time, instance));
       return changes === 1;
