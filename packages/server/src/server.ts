@@ -72,7 +72,9 @@ export async function composeServer(options: ServerOptions) {
   const { clock, manual: manualTicks, ...tickerOptions } = options.ticker ?? {};
   // Installs tell the ticker of changed triggers, whether or not it runs.
   const ticker = createTicker(store, scheduler, logger, clock, tickerOptions);
-  const services = createServices(store, scheduler, undefined, ticker, secrets);
+  // An installation's hidden rows go through workStore: the commit that applies it, through
+  // store, syncs them too (services/resources.service.ts).
+  const services = createServices(store, scheduler, { schedules: ticker, secrets, unsynced: workStore });
   const notifier = createNotifier(workStore, { ...options.notifier, secrets }, logger);
   // Other servers on the database (PostgreSQL): their commits may bring work, abort tasks that
   // run here, or change what live streams show.

@@ -52,24 +52,37 @@ export type { ScheduleNotifier, WorkNotifier } from './work.js';
 /** Where no ticker runs, nothing hears of changed schedules. */
 const NO_TICKER: ScheduleNotifier = { schedulesChanged: () => undefined };
 
-/**
- * The use cases over one store; `work` is the scheduler, told about new work, and
- * `schedules` the ticker of time triggers, told about changed triggers, and `secrets` seals
- * identities under the server's identity key.
- */
+/** What the services are given besides their store and the scheduler. */
+export interface ServiceOptions {
+  clock?: () => Date;
+  /** The ticker of time triggers, told about changed triggers. */
+  schedules?: ScheduleNotifier;
+  /** Seals identities under the server's identity key; without it, under a key of this process only (tests). */
+  secrets?: SecretBox;
+  /**
+   * A connection of the same database whose commits are not synced to disk, for writes a crash
+   * may lose because nothing acknowledged depends on them until a synced commit of `store`,
+   * which syncs them too (an installation's hidden rows). Without it, `store`.
+   */
+  unsynced?: Store;
+}
+
+/** The use cases over one store; `work` is the scheduler, told about new work. */
 export function createServices(
   store: Store,
   work: WorkNotifier,
-  clock: () => Date = () => new Date(),
-  schedules: ScheduleNotifier = NO_TICKER,
-  // Without it, identities are sealed under a key of this process only (tests).
-  secrets: SecretBox = createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+  {
+    clock = () => new Date(),
+    schedules = NO_TICKER,
+    secrets = createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    unsynced = store,
+  }: ServiceOptions = {},
 ) {
   const projects = createProjectService(store);
   const pipelines = createPipelineService(store, work, clock);
   const intake = createEventIntake(store, work, clock);
   const events = createEventService(store, intake);
-  const resources = createResourceService(store, projects, clock, schedules);
+  const resources = createResourceService(store, unsynced, projects, clock, schedules);
   return {
     auth: createAuthService(store, clock),
     organization: createOrganizationService(store),

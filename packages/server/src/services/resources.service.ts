@@ -28,20 +28,37 @@ function unknownResource(description: string, data: Record<string, string>): Dom
   return new DomainError('unknown_resource', `no resource with ${description} in the project`, data);
 }
 
-/** How many installed resources are compared, or marks folded into them, in one slice. */
+/** How many installed resources are compared in one slice. */
 const BATCH = 500;
+
+/** How many marks one transaction folds into their rows: each rewrites its row (about 5 ms for 100 here). */
+const FOLD_BATCH = 100;
 
 /**
  * How many changes one transaction writes hidden: a resource written from JavaScript costs a
- * few times one folded in SQL, and every transaction holds the server's one thread.
+ * few times one folded in SQL, and every transaction holds the server's one thread (200 take
+ * 10-15 ms here; slices of 50 made an install of 10,000 specs a third slower, for no shorter
+ * waits of other requests: bench/README.md, stall).
  */
 const HIDDEN_BATCH = 200;
 
 /** The spec index of a pointer into the request body (`/specs/7/...` is 7). */
 const specIndexOf = (jsvError: JsvError) => Number(jsvError.pointer.split('/')[2]);
 
+/**
+ * `unsynced` is a connection of the same database that does not sync its commits to disk.
+ * Everything an installation writes before the commit that applies it goes through it: a crash
+ * may lose it, but then the installation was not acknowledged either, and its leftovers are
+ * undone by the project's next one. The applying commit, through `store`, syncs the log, and
+ * with it every commit before it, since a database's log is one file (SQLite's WAL, PostgreSQL's
+ * WAL flushed up to that commit). An installation of 10,000 specs makes 70 such commits; on
+ * SQLite each sync would hold the server's thread 10-20 ms, and the applying commit's sync of
+ * them all 40-50 ms, which is why the log is synced in the thread pool before it
+ * (bench/README.md, stall).
+ */
 export function createResourceService(
   store: Store,
+  unsynced: Store,
   projects: ReturnType<typeof createProjectService>,
   clock: () => Date,
   schedules: ScheduleNotifier,
@@ -134,7 +151,7 @@ export function createResourceService(
     let slice: StagedChange[] = [];
     const write = async () => {
       await nextTurn();
-      await store.transaction(async (tx) => {
+      await unsynced.transaction(async (tx) => {
         await projects.get(principal, target.project_id, tx);
         await tx.resources.writeHidden(target, slice);
       });
@@ -153,7 +170,7 @@ export function createResourceService(
 
   /** Folds what an installation wrote hidden into the rows, or undoes it if it was not applied, a slice at a time. */
   async function finish(installation: string) {
-    while (!(await store.transaction((tx) => tx.resources.finishInstallation(installation, BATCH))))
+    while (!(await unsynced.transaction((tx) => tx.resources.finishInstallation(installation, FOLD_BATCH))))
       await nextTurn();
   }
 
@@ -200,12 +217,14 @@ export function createResourceService(
           org_id: project.org_id,
           time: formatTime(now),
         };
-        await store.transaction(async (tx) => {
+        await unsynced.transaction(async (tx) => {
           await projects.get(principal, projectId, tx);
           await tx.resources.beginInstallation(target);
         });
         try {
           const triggers = await writeHidden(principal, target, planned, now);
+          // The hidden rows synced off the thread: the commit below then syncs only its own.
+          await store.syncLog();
           await store.transaction(async (tx) => {
             // Looked up again: the project may have been deleted while the set was written.
             await projects.get(principal, projectId, tx);

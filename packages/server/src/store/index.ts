@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import type { PoolClient, QueryConfig } from 'pg';
 import { createAccountStore } from './accounts.store.js';
 import { createApiKeyStore } from './api-keys.store.js';
@@ -117,6 +118,13 @@ export interface Store extends Tables {
    * and those copied so far. PostgreSQL checkpoints by itself: nothing to copy.
    */
   checkpoint(): { logPages: number; copiedPages: number };
+  /**
+   * Makes every commit so far durable without holding the server's thread: SQLite syncs the
+   * write-ahead log to disk in the thread pool, so that the next synced commit has only its
+   * own pages left to sync (a commit syncs on the thread that makes it). PostgreSQL syncs in
+   * its own processes: nothing to do.
+   */
+  syncLog(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -207,6 +215,19 @@ export function createStore(db: Db): Store {
     checkpoint() {
       const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
       return { logPages: result?.log ?? 0, copiedPages: result?.checkpointed ?? 0 };
+    },
+    async syncLog() {
+      if (db.memory) return;
+      // A sync through any descriptor of the file writes all of it; a log not there has nothing to sync.
+      const log = await open(`${db.name}-wal`, 'r').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      try {
+        await log?.datasync();
+      } finally {
+        await log?.close();
+      }
     },
     async close() {
       db.close();
@@ -301,6 +322,7 @@ async function openPostgresStore(url: string, durability: Durability, server: st
       );
     },
     checkpoint: () => ({ logPages: 0, copiedPages: 0 }),
+    syncLog: async () => undefined,
     close: async () => {
       await Promise.all([connection.pool.end(), elsewhere.release()]);
     },

@@ -4,6 +4,7 @@ import type { Page, PageRequest } from '../domain/cursor.js';
 import type { InstalledResource } from '../domain/resources/diff.js';
 import type { QueryBuilder } from './dialect.js';
 import { paginate } from './paginate.js';
+import { prepared } from './prepared.js';
 import type { Executor } from './sql.js';
 
 type Resource = Schemas['Resource'];
@@ -45,18 +46,6 @@ export interface InstallationTarget {
   org_id: string;
   time: string;
 }
-
-/** The row of a new resource, its spec stored exactly as given, in its JSON text. */
-const newRow = (target: InstallationTarget, id: string, spec: Resource['spec']) => ({
-  id,
-  org_id: target.org_id,
-  project_id: target.project_id,
-  type: spec.type,
-  name: spec.name,
-  creation_time: target.time,
-  update_time: target.time,
-  spec: JSON.stringify(spec),
-});
 
 // The resources as readers see them while installations write theirs a slice at a time
 // (migration 019): a row marked by an installation not yet applied shows as it was (a new one
@@ -110,22 +99,57 @@ function visibleResources(q: QueryBuilder) {
 export function createResourceStore(q: QueryBuilder, x: Executor) {
   const visible = q.selectFrom(visibleResources(q).as('resources'));
 
-  // Installations: begun, written hidden, applied, then folded into the rows (or undone).
-  const mark = (
-    target: InstallationTarget,
-    id: string,
-    staged: 'update' | 'delete',
-    spec: Resource['spec'] | null,
-  ) =>
-    q
-      .updateTable('resources')
-      .set({
-        installation: target.installation,
+  // Installations: begun, written hidden, applied, then folded into the rows (or undone). An
+  // installation writes thousands of rows: their statements are prepared.
+  const mark = prepared(
+    5,
+    (projectId: string, id: string, installation: string, staged: 'update' | 'delete', spec: string | null) =>
+      q
+        .updateTable('resources')
+        .set({ installation, staged, staged_spec: spec })
+        .where('project_id', '=', projectId)
+        .where('id', '=', id),
+  );
+  // A new resource, its spec stored exactly as given, in its JSON text; marked by its
+  // installation when written hidden.
+  const insert = prepared(
+    9,
+    (
+      id: string,
+      orgId: string,
+      projectId: string,
+      type: ResourceType,
+      name: string,
+      time: string,
+      spec: string,
+      installation: string | null,
+      staged: 'create' | null,
+    ) =>
+      q.insertInto('resources').values({
+        id,
+        org_id: orgId,
+        project_id: projectId,
+        type,
+        name,
+        creation_time: time,
+        update_time: time,
+        spec,
+        installation,
         staged,
-        staged_spec: spec === null ? null : JSON.stringify(spec),
-      })
-      .where('project_id', '=', target.project_id)
-      .where('id', '=', id);
+      }),
+  );
+  const insertNew = (target: InstallationTarget, id: string, spec: Resource['spec'], hidden: boolean) =>
+    insert(
+      id,
+      target.org_id,
+      target.project_id,
+      spec.type,
+      spec.name,
+      target.time,
+      JSON.stringify(spec),
+      hidden ? target.installation : null,
+      hidden ? 'create' : null,
+    );
   // A slice of the rows an installation marked, by their primary key: those it removes (deleted
   // ones once applied, new ones if undone) go, the others get its change (applied) or lose it
   // (undone).
@@ -193,16 +217,11 @@ export function createResourceStore(q: QueryBuilder, x: Executor) {
     /** Writes changes of an installation hidden from readers (never of triggers: see visibleResources). */
     async writeHidden(target: InstallationTarget, changes: readonly StagedChange[]): Promise<void> {
       for (const staged of changes) {
-        if (staged.change === 'delete') await x.run(mark(target, staged.id, 'delete', null));
-        else if (staged.change === 'update') await x.run(mark(target, staged.id, 'update', staged.spec));
-        else
-          await x.run(
-            q.insertInto('resources').values({
-              ...newRow(target, staged.id, staged.spec),
-              installation: target.installation,
-              staged: 'create',
-            }),
-          );
+        if (staged.change === 'create') await x.run(insertNew(target, staged.id, staged.spec, true));
+        else {
+          const spec = staged.change === 'update' ? JSON.stringify(staged.spec) : null;
+          await x.run(mark(target.project_id, staged.id, target.installation, staged.change, spec));
+        }
       }
     },
     /**
@@ -223,7 +242,7 @@ export function createResourceStore(q: QueryBuilder, x: Executor) {
               .where('project_id', '=', target.project_id)
               .where('id', '=', staged.id),
           );
-        else await x.run(q.insertInto('resources').values(newRow(target, staged.id, staged.spec)));
+        else await x.run(insertNew(target, staged.id, staged.spec, false));
       }
     },
     /** Readers see what the installation wrote hidden, all at once. */

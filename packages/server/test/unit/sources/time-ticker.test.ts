@@ -60,7 +60,7 @@ async function world(start: string, clock?: () => Date) {
     },
     stopTasks() {},
   };
-  const services = createServices(store, work, time);
+  const services = createServices(store, work, { clock: time });
   const adminKey = await services.provisioning.bootstrap();
   if (!adminKey) throw new Error('a fresh database must bootstrap');
   const principal = await services.auth.authenticate(adminKey);
