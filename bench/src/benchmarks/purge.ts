@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { idOf, writePostgres } from '../lib/bulk.js';
+import { idOf, TRIM_CHANGE_LOG, writePostgres } from '../lib/bulk.js';
 import type { Context, Row } from '../lib/context.js';
 import { one, viewOf } from '../lib/database.js';
 import { DATABASE_FILE, type Pipewright, startPipewright } from '../lib/pipewright.js';
@@ -108,6 +108,7 @@ function writeExpiredRows(dataDir: string, projectId: string, orgId: string, cou
     for (let n = 0; n < counts.freeEvents; n += 1) {
       event.run(idOf('5', n), orgId, projectId, timeOf(n), timeOf(n));
     }
+    db.exec(TRIM_CHANGE_LOG);
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { idOf, writePostgres } from './bulk.js';
+import { idOf, TRIM_CHANGE_LOG, writePostgres } from './bulk.js';
 import type { Context } from './context.js';
 import { DATABASE_FILE, type Pipewright, startPipewright } from './pipewright.js';
 
@@ -42,6 +42,7 @@ function writeSqlite(
       const time = new Date(START_MS + n * 1000).toISOString();
       insertPipeline.run(idOf('4', n), orgId, projectId, idOf('3', n), time, time, time, time);
     }
+    db.exec(TRIM_CHANGE_LOG);
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
