@@ -7,7 +7,7 @@ import {
   type Logger,
   lockServerInstance,
 } from '@pipewright/server';
-import { startCheckpointing } from './checkpointing.js';
+import { backgroundCheckpointing } from './checkpointing.js';
 import type { ServeConfig } from './config.js';
 import { chooseContainerEngine, containerInstance } from './container-engine.js';
 import { instanceName, lockDataDir, prepareWorkRoot, privateDatabaseFile, StartupError } from './data-dir.js';
@@ -55,6 +55,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     taskUsers !== undefined,
     tls?.selfSigned ? tls.cert : undefined,
   );
+  // SQLite's log is checkpointed by a thread of the program's: PostgreSQL checkpoints by itself.
+  const checkpointing = config.database ? undefined : backgroundCheckpointing();
   const server = await composeServer({
     database,
     secrets: createSecretBox(identityKey.key),
@@ -86,7 +88,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     },
     ...(tls ? { tls: readTls(tls) } : {}),
     requestTimeoutMs: config.requestTimeoutMs,
-    checkpoints: 'background',
+    checkpoints: checkpointing ?? 'auto',
     // Every route's first request finds its validators compiled (bench/README.md, stall).
     compileValidatorsAhead: true,
   });
@@ -100,9 +102,8 @@ export async function serve(config: ServeConfig): Promise<void> {
   if (!tls) logger.warn('serving plain HTTP: only do this behind a TLS-terminating proxy');
   else if (tls.selfSigned) logger.info('using the self-signed certificate', { cert: tls.cert });
 
-  // Once the stores above have brought the schema up to date: the thread opens its own
-  // connection. SQLite's alone: PostgreSQL checkpoints by itself.
-  const checkpointing = config.database ? undefined : startCheckpointing(database, logger);
+  // Once the stores above have brought the schema up to date: the thread opens its own connection.
+  checkpointing?.start(database, logger);
   const port = await server.listen(config.port, config.host);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   // Tasks, and the person at this host, reach the server on loopback when it listens everywhere.

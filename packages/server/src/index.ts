@@ -51,6 +51,7 @@ export {
 } from './services/index.js';
 export type { Ticker, TickerOptions } from './sources/time-ticker.js';
 export {
+  type BackgroundCheckpoints,
   type Checkpoints,
   type Durability,
   type ExclusiveLock,

@@ -39,8 +39,8 @@ export interface ServerOptions {
   /** How long a slow client may hold a connection per request (default: Node's). */
   requestTimeoutMs?: number;
   /**
-   * Who checkpoints the database's write-ahead log (see store/db.ts): `background` when the
-   * program runs a thread that does (default `auto`: the connections themselves).
+   * Who checkpoints the database's write-ahead log (see store/db.ts): a thread of the
+   * program's, or (default `auto`) the connections themselves.
    */
   checkpoints?: Checkpoints;
   /**

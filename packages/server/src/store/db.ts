@@ -14,15 +14,30 @@ const MIGRATIONS_DIR = new URL('./migrations/sqlite/', import.meta.url);
 export type Durability = 'full' | 'relaxed';
 
 /**
- * Who copies the write-ahead log into the database file. `auto`: the connection whose commit
- * takes the log past 1,000 pages (4 MiB) does it, on its own thread. `background`: a thread of
- * the program's does (`Store.checkpoint`, apps/server's checkpointing.ts), so that no commit of
- * the API's thread holds it for the copy and its sync to disk; this connection does it only
- * past 10,000 pages (40 MiB), should that thread fall behind.
+ * A thread of the program's that checkpoints the write-ahead log (apps/server's
+ * checkpointing.ts), as the stores see it.
  */
-export type Checkpoints = 'auto' | 'background';
+export interface BackgroundCheckpoints {
+  /**
+   * The pages the log held at the thread's last checkpoint, copied or not: a log is started
+   * over only by a write that begins once it is all copied.
+   */
+  logPages(): number;
+  /** Resolves once the thread has checkpointed, asked now; at once if there is no thread. */
+  catchUp(): Promise<void>;
+}
 
-/** Pages of write-ahead log past which a `background` connection checkpoints by itself. */
+/**
+ * Who copies the write-ahead log into the database file. `auto`: the connection whose commit
+ * takes the log past 1,000 pages (4 MiB) does it, on its own thread. Background checkpoints:
+ * a thread of the program's does, so that no commit of the API's thread holds it for the copy
+ * and its sync to disk; a transaction waits for that thread when the log is long (see
+ * store/index.ts), and a connection checkpoints by itself only past 10,000 pages (40 MiB),
+ * should the thread be gone.
+ */
+export type Checkpoints = 'auto' | BackgroundCheckpoints;
+
+/** Pages of write-ahead log past which a connection with background checkpoints checkpoints by itself. */
 const BACKGROUND_SAFETY_PAGES = 10_000;
 
 /**
@@ -37,7 +52,7 @@ export function openDatabase(
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
-  if (checkpoints === 'background') db.pragma(`wal_autocheckpoint = ${BACKGROUND_SAFETY_PAGES}`);
+  if (checkpoints !== 'auto') db.pragma(`wal_autocheckpoint = ${BACKGROUND_SAFETY_PAGES}`);
   db.pragma('foreign_keys = ON');
   // Another process's write (an admin command) is waited for this long; past it the
   // request gets 503. The wait blocks the server's one thread, so it is kept short.

@@ -33,7 +33,7 @@ import { createWebhookStore } from './webhooks.store.js';
 export type { KeyOwner } from './api-keys.store.js';
 export type { Change, ChangeKind } from './changes.store.js';
 export { isPostgresUrl } from './database-url.js';
-export type { Checkpoints, Db, Durability } from './db.js';
+export type { BackgroundCheckpoints, Checkpoints, Db, Durability } from './db.js';
 export type { EventFilters } from './events.store.js';
 export { type ExclusiveLock, takeExclusiveLock } from './exclusive-lock.js';
 export type { IdentityRecord } from './identities.store.js';
@@ -155,11 +155,30 @@ function run(method: (...args: unknown[]) => unknown, args: unknown[]): Promise<
 }
 
 /**
+ * Pages of write-ahead log past which a transaction waits for the checkpoint thread (the
+ * length at which a connection of its own would checkpoint). Only a write that begins once the
+ * log is all copied starts it over, and a stream of writes leaves the thread no such moment:
+ * the log grew to the connections' own checkpoint (db.ts), a copy of 40 MiB and two syncs on
+ * the API's thread (bench/README.md, stall). The wait gives the thread that moment.
+ */
+const LOG_PAGES_BEFORE_WAIT = 1_000;
+
+/**
+ * Before a transaction: a wait for the checkpoint thread to copy a long log, or undefined if
+ * the log is short.
+ */
+function logRoom(checkpoints: Checkpoints): () => Promise<void> | undefined {
+  if (checkpoints === 'auto') return () => undefined;
+  return () => (checkpoints.logPages() > LOG_PAGES_BEFORE_WAIT ? checkpoints.catchUp() : undefined);
+}
+
+/**
  * The store over a SQLite connection. Its queries run at once, on this thread, unless a
  * transaction of this database file holds the gate (connection-gate.ts).
  */
-export function createStore(db: Db): Store {
+export function createStore(db: Db, checkpoints: Checkpoints = 'auto'): Store {
   const gate = connectionGate(db.name);
+  const roomInLog = logRoom(checkpoints);
   const x = sqliteExecutor(db);
   const sync = createTables(sqlite, x);
   // Inside a transaction, which holds the gate: calls run at once.
@@ -198,19 +217,23 @@ export function createStore(db: Db): Store {
     // IMMEDIATE: it takes the write lock before reading.
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
-      return gate.exclusive(() =>
-        gate.within(async () => {
-          begin.run();
-          try {
-            const result = await fn(inside);
-            commit.run();
-            return result;
-          } catch (error) {
-            if (db.inTransaction) rollback.run();
-            throw error;
-          }
-        }),
-      );
+      const transact = () =>
+        gate.exclusive(() =>
+          gate.within(async () => {
+            begin.run();
+            try {
+              const result = await fn(inside);
+              commit.run();
+              return result;
+            } catch (error) {
+              if (db.inTransaction) rollback.run();
+              throw error;
+            }
+          }),
+        );
+      // Without a wait, queued at once: in turn with the calls made after it.
+      const wait = roomInLog();
+      return wait ? wait.then(transact) : transact();
     },
     checkpoint() {
       const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
@@ -342,7 +365,7 @@ export async function openStore(
   server = '',
 ): Promise<Store> {
   if (isPostgresUrl(database)) return openPostgresStore(database, durability, server);
-  return createStore(openDatabase(database, durability, checkpoints));
+  return createStore(openDatabase(database, durability, checkpoints), checkpoints);
 }
 
 /** postgres.ts's `lockServerInstance`, loaded with `pg` only by a server on PostgreSQL. */
