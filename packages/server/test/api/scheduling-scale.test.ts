@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ApiClient, walk } from '@pipewright/client';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
 import {
@@ -14,6 +15,7 @@ import type { Store } from '../../src/store/index.js';
 import { command, finished, pipeline, projectWith, resourceId, task, tasksOf } from '../helpers/projects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { onPostgres } from '../postgres/databases.js';
 
 // Scheduling whose work per task does not grow with the size of the pipeline or of a queue:
 // a chain as long as these runs to its end within the tests' bounds only then (before, each
@@ -117,6 +119,41 @@ describe('scheduling at scale', () => {
       expect(Date.parse(after?.start_time ?? '')).toBeGreaterThanOrEqual(Date.parse(before?.end_time ?? ''));
     }
   }, 180_000);
+
+  // The release's recount of what holds each task, planned without statistics of tasks just
+  // written, read the pipeline's tasks once for each task: 10 s a slice of 1,000 under the write
+  // lock, and every writer of every project waited (bench/README.md, the chain's max).
+  it.runIf(onPostgres)(
+    'gathers the statistics of tasks before it releases a pipeline of 1,000 tasks',
+    async () => {
+      const database = new pg.Client({ connectionString: server.database });
+      await database.connect();
+      try {
+        const analyses = async () => {
+          const { rows } = await database.query(
+            "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'tasks'",
+          );
+          return Number(rows[0]?.analyze_count ?? 0);
+        };
+        const before = await analyses();
+        const { client } = await projectWith(server, [
+          task('noop', { steps: [{ command: 'true' }] }),
+          pipeline(
+            'wide',
+            Array.from({ length: RELEASE_SLICE }, (_, i) => ({ name: `e${i}`, task: 'noop' })),
+          ),
+          command('go', ['wide']),
+        ]);
+        const pipelineId = await execute(client, 'go');
+        expect((await finished(client, pipelineId, 150_000)).status).toBe('successful');
+        // Statistics reach pg_stat_user_tables within a second or so of the transaction's end.
+        expect(await waitFor(analyses, (count) => count > before)).toBeGreaterThan(before);
+      } finally {
+        await database.end();
+      }
+    },
+    180_000,
+  );
 
   it('restarts a chain from its failed entry: the entries before it stay, those after run', async () => {
     // e20 fails once (until its marker exists), which aborts the rest.

@@ -191,6 +191,9 @@ async function completionStep(
   const after = state.released_through ?? '';
   const slice = await tx.tasks.nextSlice(pipeline.project_id, id, after, RELEASE_SLICE);
   if (slice) {
+    // Before the first release of a pipeline this large: its tasks, just written, may be most of
+    // the table, and a planner unaware of them made each recount read them all for each task.
+    if (after === '' && plan.instances.length >= RELEASE_SLICE) await tx.tasks.refreshStatistics();
     await tx.pipelines.releaseThrough(id, slice.last);
     await tx.tasks.recountSlice(pipeline.project_id, id, after, slice.last);
     if (slice.size === RELEASE_SLICE) return false;
