@@ -1,6 +1,5 @@
 import {
   type AliasedRawBuilder,
-  type Compilable,
   DummyDriver,
   type Expression,
   Kysely,
@@ -73,13 +72,6 @@ export interface Dialect {
    * PostgreSQL's; SQLite has one writer at a time.
    */
   readonly skipsLocked: boolean;
-  /**
-   * A statement that gathers the planner's statistics of `table` afresh, where its plans need
-   * them: PostgreSQL's planner, without them, reads a just-written pipeline's tasks once for
-   * each of them when it recounts what holds them (bench/README.md, the chain's max). SQLite's
-   * plans of those queries are fixed by their joins and hints: none.
-   */
-  refreshStatistics(table: keyof DB & string): Compilable<unknown> | undefined;
 }
 
 /** A Kysely that compiles only: running a query through it is a mistake, caught by its dummy driver. */
@@ -129,7 +121,6 @@ export const sqlite: Dialect = {
   concatenated: (text, order) => sql<string>`group_concat(${text}, '' ORDER BY ${order})`,
   clockMs: sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`,
   skipsLocked: false,
-  refreshStatistics: () => undefined,
 };
 
 export const postgres: Dialect = {
@@ -151,8 +142,4 @@ export const postgres: Dialect = {
   // The time of the statement, not of its transaction's start (now()).
   clockMs: sql<number>`(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
   skipsLocked: true,
-  refreshStatistics(table) {
-    const statement = sql`ANALYZE ${sql.table(table)}`;
-    return { compile: () => statement.compile(postgres.q) };
-  },
 };

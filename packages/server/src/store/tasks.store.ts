@@ -510,11 +510,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
       return last === null ? undefined : { size: found, last };
     },
     /** Counts afresh what holds the waiting tasks of the pipeline whose ids are after `afterId`, up to `lastId`. */
-    /** Gathers the planner's statistics of tasks afresh, where the database needs them (dialect.ts). */
-    async refreshStatistics(): Promise<void> {
-      const statement = d.refreshStatistics('tasks');
-      if (statement) await x.run(statement);
-    },
     async recountSlice(
       projectId: string,
       pipelineId: string,

@@ -160,6 +160,17 @@ export async function instantiatePipelines(
 }
 
 /**
+ * What is read once across the steps of one completion, and what a step asks of the next
+ * turn: the planner's statistics of the tasks, gathered outside any transaction.
+ */
+interface Progress {
+  plan?: InstancePlan;
+  pipeline?: PipelineRecord;
+  written: number;
+  statistics?: 'wanted' | 'gathered';
+}
+
+/**
  * One step of completing pending pipeline `id`, in the caller's transaction: the next batch of
  * its missing tasks, or once all exist the next slice of them released, each counted afresh
  * without the hold of its creation, in the order of their ids. Counted afresh, not one hold
@@ -167,11 +178,7 @@ export async function instantiatePipelines(
  * tasks that existed then. The last slice ends the pipeline's instantiation; returns whether
  * it has ended. `progress` carries what is read once across the steps of one completion.
  */
-async function completionStep(
-  tx: Tables,
-  id: string,
-  progress: { plan?: InstancePlan; pipeline?: PipelineRecord; written: number },
-): Promise<boolean> {
+async function completionStep(tx: Tables, id: string, progress: Progress): Promise<boolean> {
   // What may have changed since the last step: an abort, a restart, an admission from a queue.
   const state = await tx.pipelines.pendingState(id);
   if (!state) return true;
@@ -193,7 +200,10 @@ async function completionStep(
   if (slice) {
     // Before the first release of a pipeline this large: its tasks, just written, may be most of
     // the table, and a planner unaware of them made each recount read them all for each task.
-    if (after === '' && plan.instances.length >= RELEASE_SLICE) await tx.tasks.refreshStatistics();
+    if (after === '' && plan.instances.length >= RELEASE_SLICE && progress.statistics !== 'gathered') {
+      progress.statistics = 'wanted';
+      return false;
+    }
     await tx.pipelines.releaseThrough(id, slice.last);
     await tx.tasks.recountSlice(pipeline.project_id, id, after, slice.last);
     if (slice.size === RELEASE_SLICE) return false;
@@ -211,9 +221,14 @@ const underWay = new Map<string, Promise<void>>();
 
 async function complete(store: Store, id: string): Promise<void> {
   // Counted once: this completion is the only writer of the pipeline's tasks (see underWay).
-  const progress = { written: 0 };
+  const progress: Progress = { written: 0 };
   for (;;) {
     await nextTurn();
+    if (progress.statistics === 'wanted') {
+      // Between transactions: no writer waits for it.
+      await store.refreshStatistics('tasks');
+      progress.statistics = 'gathered';
+    }
     if (await store.transaction((tx) => completionStep(tx, id, progress))) return;
   }
 }
