@@ -126,6 +126,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     await databaseLock?.release();
     serverLock.release();
   });
+  // "listening" now, not with the lines after it, and once a signal stops the server cleanly:
+  // whoever waits for that line (a service manager, a test) can go on.
+  logger.flush();
 }
 
 interface FirstKey {

@@ -44,8 +44,13 @@ function timeNow(): string {
  * more whole lines at a time. A line per request written on its own costs a system call
  * each: debug and info lines are gathered for up to BATCH_MS. A warn or error line is
  * written at once, after those before it, and nothing is lost when the process exits.
+ * `flush` writes what is gathered now: for a line someone waits for, such as the program's
+ * "listening", which would otherwise wait behind the work that follows it.
  */
-export function createJsonLogger(level: LogLevel, write: (lines: string) => void): Logger {
+export function createJsonLogger(
+  level: LogLevel,
+  write: (lines: string) => void,
+): Logger & { flush(): void } {
   let buffered = '';
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
@@ -67,7 +72,7 @@ export function createJsonLogger(level: LogLevel, write: (lines: string) => void
       // Unreferenced: pending lines never keep the process alive; exiting writes them.
       timer = setTimeout(flush, BATCH_MS).unref();
     };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), flush };
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -116,7 +116,9 @@ export async function composeServer(options: ServerOptions) {
       notifier.start();
       // A turn later, once the first requests got in: the first install would compile them otherwise.
       setImmediate(() => {
-        services.resources.prepare();
+        services.resources.prepare().catch((error: unknown) => {
+          logger.warn('could not compile the validators of resource specs ahead', { error: String(error) });
+        });
         if (!options.compileValidatorsAhead) return;
         app.compileValidatorsAhead().catch((error: unknown) => {
           logger.warn('could not compile the request validators ahead', { error: String(error) });

@@ -181,11 +181,13 @@ export function createResourceService(
 
   return {
     /**
-     * Compiles the validators of resource specs now, rather than in the first install, which
-     * would hold the server's thread as long. Called once the server listens.
+     * Compiles the validators of resource specs now, a piece a turn of the event loop, rather
+     * than in the first install, which would hold the server's thread as long. Called once the
+     * server listens.
      */
-    prepare(): void {
-      specValidator();
+    async prepare(): Promise<void> {
+      await nextTurn();
+      await specValidator().compile();
     },
     /**
      * Makes the resources of the project exactly `set`. The set is validated whole first; its

@@ -56,6 +56,16 @@ describe('the JSON logger', () => {
     expect(writes).toHaveLength(1);
   });
 
+  it('writes the lines gathered when flushed, and nothing more at the 50 ms', () => {
+    const { logger, writes } = capture();
+    logger.info('listening');
+    expect(writes).toEqual([]);
+    logger.flush();
+    expect(writes).toEqual([['listening']]);
+    vi.advanceTimersByTime(50);
+    expect(writes).toHaveLength(1);
+  });
+
   it('writes at once once 64 KiB are waiting', () => {
     const { logger, writes } = capture();
     const field = 'x'.repeat(1_000);

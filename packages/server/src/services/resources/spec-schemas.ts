@@ -5,6 +5,7 @@ import type { JsvError } from '../../domain/errors.js';
 import { explainSchemaErrors } from '../../domain/resources/schema-errors.js';
 import { describeSchemaError } from '../../domain/resources/schema-reasons.js';
 import { quotedList } from '../../domain/resources/wording.js';
+import { nextTurn } from '../concurrency/time-slices.js';
 
 // ajv-formats is CommonJS: under NodeNext its plugin is the module's `default` member.
 const addFormats = ajvFormats.default;
@@ -35,18 +36,31 @@ export function createSpecValidator() {
   // Every problem, each with its schema and value (`verbose`: explainSchemaErrors reads the
   // branches of a oneOf and the value they judge). Specs are stored exactly as installed:
   // no defaults filled in, no coercion. Not strict: OpenAPI adds keywords (discriminator).
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, useDefaults: false });
+  // The document is not checked against JSON Schema's own schema here (a fifth of the cost):
+  // the request validator checks the whole spec as it starts, and the spec's lint (Redocly).
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    strict: false,
+    useDefaults: false,
+    validateSchema: false,
+  });
   addFormats(ajv);
   ajv.addSchema({ $id: DOCUMENT_ID, components });
 
   const { propertyName, mapping } = components.schemas.ResourceSpec.discriminator;
-  const validators = new Map<unknown, ValidateFunction>(
-    Object.entries(mapping).map(([tag, ref]) => {
-      const validate = ajv.getSchema(`${DOCUMENT_ID}${ref}`);
-      if (!validate) throw new Error(`the spec has no schema ${ref}`);
-      return [tag, validate];
-    }),
-  );
+  // Compiled on first use, or by `compile`: each type's takes 15-40 ms of the server's thread.
+  const validators = new Map<unknown, ValidateFunction>();
+  const validatorOf = (tag: unknown): ValidateFunction | undefined => {
+    if (typeof tag !== 'string' || !Object.hasOwn(mapping, tag)) return undefined;
+    let validate = validators.get(tag);
+    if (!validate) {
+      validate = ajv.getSchema(`${DOCUMENT_ID}${mapping[tag]}`);
+      if (!validate) throw new Error(`the spec has no schema ${mapping[tag]}`);
+      validators.set(tag, validate);
+    }
+    return validate;
+  };
   const tags = Object.keys(mapping);
 
   // The problems that leave the schema of a spec unknown, worded like the others.
@@ -75,10 +89,17 @@ export function createSpecValidator() {
   return {
     /** The types of resources, as the discriminator maps them. */
     types: new Set(tags),
+    /** Compiles every type's validator now, one a turn of the event loop, so that requests get in between. */
+    async compile(): Promise<void> {
+      for (const tag of tags) {
+        await nextTurn();
+        validatorOf(tag);
+      }
+    },
     validate(spec: unknown): JsvError[] {
       if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return [notAnObject];
       const tag = (spec as Record<string, unknown>)[propertyName];
-      const validate = validators.get(tag);
+      const validate = validatorOf(tag);
       // Without a known type nothing else of the spec can be judged.
       if (!validate) return [tag === undefined ? untyped : mistyped];
       return validate(spec) ? [] : explainSchemaErrors(validate.errors ?? []);
