@@ -22,17 +22,20 @@ export async function completeAttempt(
   const attempt = task.retry;
   await tx.taskKeys.removeForTask(task.id);
   let aborted: string[] = [];
+  // A task nothing depends on (most of them) has nothing to unblock: no statement for it.
   if (end.outcome === 'succeeded') {
-    if (await tx.tasks.markSuccessful(task.id, attempt, time)) await tx.tasks.unblockDependents(task.id);
+    const dependents = await tx.tasks.markSuccessful(task.id, attempt, time);
+    if (dependents?.length) await tx.tasks.unblockDependents(task.id);
   } else {
     const next = afterFailure({ ...task.pipeline_task, retry: attempt });
     if (next.action === 'retry') {
       const notBefore = formatTime(new Date(now.getTime() + next.delaySeconds * 1000));
       await tx.tasks.scheduleRetry(task.id, attempt, notBefore, end.message);
-    } else if (await tx.tasks.markFailed(task.id, attempt, time, end.message)) {
+    } else {
+      const dependents = await tx.tasks.markFailed(task.id, attempt, time, end.message);
       // `on_failure: continue` lets the dependents run; `abort` ends everything left.
-      if (next.abortPipeline) aborted = await tx.tasks.abortUnfinished(task.pipeline_id, time);
-      else await tx.tasks.unblockDependents(task.id);
+      if (dependents && next.abortPipeline) aborted = await tx.tasks.abortUnfinished(task.pipeline_id, time);
+      else if (dependents?.length) await tx.tasks.unblockDependents(task.id);
     }
   }
   await settlePipeline(tx, task.pipeline_id, time);

@@ -174,7 +174,12 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       .set({ status, end_time: time, queued: sql.lit(0) })
       .where('id', '=', id)
       .where('status', 'in', unfinished)
-      .returning(['project_id', 'name', 'concurrent']),
+      .returning([
+        'project_id',
+        'name',
+        'concurrent',
+        d.jsonText('spec', 'data', 'notifications').as('notifications'),
+      ]),
   );
   // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
   // Their WHERE terms are written as the partial indexes' are, with literals, for the
@@ -303,9 +308,17 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       id: string,
       status: 'successful' | 'failed' | 'aborted',
       time: string,
-    ): Promise<{ project_id: string; name: string; concurrent: boolean } | undefined> {
+    ): Promise<{ project_id: string; name: string; concurrent: boolean; notifies: boolean } | undefined> {
       const row = await x.first(finish(id, status, time));
-      return row && { project_id: row.project_id, name: row.name, concurrent: row.concurrent === 1 };
+      return (
+        row && {
+          project_id: row.project_id,
+          name: row.name,
+          concurrent: row.concurrent === 1,
+          // Whether its spec names notifications: most name none, and need no more reads.
+          notifies: row.notifications !== null,
+        }
+      );
     },
     /** The unfinished, not queued pipeline of a non-concurrent resource's name, if any. */
     async admittedId(projectId: string, name: string): Promise<string | undefined> {

@@ -376,15 +376,16 @@ export function createTaskStore(d: Dialect, x: Executor) {
       .where('id', '=', id)
       .where('status', '=', sql.lit('started'))
       .where('retry', '=', attempt);
+  // Each returns the task's dependents: most tasks have none, and then nothing is unblocked.
   const markSuccessful = prepared(3, (id: string, attempt: number, time: string) =>
-    endAttempt(id, attempt).set({
-      status: sql.lit('successful'),
-      end_time: time,
-      failure_message: sql.lit(null),
-    }),
+    endAttempt(id, attempt)
+      .set({ status: sql.lit('successful'), end_time: time, failure_message: sql.lit(null) })
+      .returning('dependents'),
   );
   const markFailed = prepared(4, (id: string, attempt: number, time: string, message: string) =>
-    endAttempt(id, attempt).set({ status: sql.lit('failed'), end_time: time, failure_message: message }),
+    endAttempt(id, attempt)
+      .set({ status: sql.lit('failed'), end_time: time, failure_message: message })
+      .returning('dependents'),
   );
   const scheduleRetry = prepared(4, (id: string, attempt: number, notBefore: string, message: string) =>
     endAttempt(id, attempt).set((eb) => ({
@@ -547,13 +548,23 @@ export function createTaskStore(d: Dialect, x: Executor) {
       const { changes } = await x.run(markStarted(id, time, instance));
       return changes === 1;
     },
-    async markSuccessful(id: string, attempt: number, time: string): Promise<boolean> {
-      const { changes } = await x.run(markSuccessful(id, attempt, time));
-      return changes === 1;
+    /**
+     * Ends the attempt a success; returns the names of the entries that depend on the task's,
+     * or undefined if the attempt had ended already.
+     */
+    async markSuccessful(id: string, attempt: number, time: string): Promise<string[] | undefined> {
+      const row = await x.first(markSuccessful(id, attempt, time));
+      return row && (JSON.parse(row.dependents) as string[]);
     },
-    async markFailed(id: string, attempt: number, time: string, message: string): Promise<boolean> {
-      const { changes } = await x.run(markFailed(id, attempt, time, message));
-      return changes === 1;
+    /** Ends the attempt a failure for good; returns what markSuccessful does. */
+    async markFailed(
+      id: string,
+      attempt: number,
+      time: string,
+      message: string,
+    ): Promise<string[] | undefined> {
+      const row = await x.first(markFailed(id, attempt, time, message));
+      return row && (JSON.parse(row.dependents) as string[]);
     },
     async scheduleRetry(id: string, attempt: number, notBefore: string, message: string): Promise<boolean> {
       const { changes } = await x.run(scheduleRetry(id, attempt, notBefore, message));

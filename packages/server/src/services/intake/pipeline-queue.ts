@@ -27,7 +27,7 @@ export async function finishPipeline(
 ): Promise<boolean> {
   const ended = await tx.pipelines.finish(id, status, time);
   if (!ended) return false;
-  await queueNotifications(tx, id, status, time);
+  if (ended.notifies) await queueNotifications(tx, id, status, time);
   if (!ended.concurrent && (await tx.pipelines.admittedId(ended.project_id, ended.name)) === undefined) {
     const next = await tx.pipelines.firstQueuedId(ended.project_id, ended.name);
     if (next) {

@@ -26,7 +26,7 @@ function targetsOf(notification: Schemas['PipelineNotification']): NotificationT
 /**
  * Stores the deliveries of the notifications the pipeline's spec names for `status`, in the
  * caller's transaction (the one that ends the pipeline): each says what the pipeline was when
- * it ended. Costs one row read when the spec names none.
+ * it ended. Called for a pipeline whose spec names notifications (pipelines.finish tells).
  */
 export async function queueNotifications(
   tx: Tables,
