@@ -1,7 +1,7 @@
 import type { Schemas } from '@pipewright/types';
 import { afterFailure } from '../domain/execution/statuses.js';
 import { formatTime } from '../domain/time.js';
-import { finishPipeline } from '../services/index.js';
+import { settlePipeline } from '../services/index.js';
 import type { Tables } from '../store/index.js';
 
 export type AttemptEnd = { outcome: 'succeeded' } | { outcome: 'failed'; message: string };
@@ -40,13 +40,4 @@ export async function completeAttempt(
   }
   await settlePipeline(tx, task.pipeline_id, time);
   return aborted;
-}
-
-/**
- * Ends the pipeline if none of its tasks is left unfinished: failed if any task did not
- * succeed. Cheap until then (one row of an index of unfinished tasks).
- */
-export async function settlePipeline(tx: Tables, pipelineId: string, time: string): Promise<void> {
-  const settlement = await tx.tasks.settlement(pipelineId);
-  if (settlement !== 'unfinished') await finishPipeline(tx, pipelineId, settlement, time);
 }

@@ -25,7 +25,7 @@ export { nextTurn } from './concurrency/time-slices.js';
 export { type RevealedIdentity, revealIdentities } from './identities.service.js';
 export { type Admission, createEventIntake } from './intake/event-intake.js';
 export { completeInstantiations } from './intake/instantiation.js';
-export { finishPipeline } from './intake/pipeline-queue.js';
+export { finishPipeline, settlePipeline } from './intake/pipeline-queue.js';
 export {
   type AttemptResult,
   claimDueNotifications,

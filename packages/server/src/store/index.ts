@@ -43,7 +43,7 @@ export type {
   NotificationDeliveryFilters,
   NotificationTarget,
 } from './notification-deliveries.store.js';
-export type { PipelineFilters, PipelineRecord } from './pipelines.store.js';
+export type { EndedPipeline, PipelineFilters, PipelineRecord } from './pipelines.store.js';
 export type { ServerLock as InstanceLock } from './postgres.js';
 export type { InstallationTarget, StagedChange } from './resources.store.js';
 export type { BatchResult, Cutoffs } from './retention.store.js';

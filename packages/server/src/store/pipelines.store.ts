@@ -100,6 +100,32 @@ function filterIndex(filters: PipelineFilters): string | undefined {
   return undefined;
 }
 
+/** A pipeline just ended: what names its queue, its status, and whether its spec names notifications. */
+export interface EndedPipeline {
+  project_id: string;
+  name: string;
+  concurrent: boolean;
+  status: 'successful' | 'failed' | 'aborted';
+  /** Most specs name none, and their end needs no more reads. */
+  notifies: boolean;
+}
+
+function endedOf(
+  row:
+    | { project_id: string; name: string; concurrent: number; status: string; notifications: string | null }
+    | undefined,
+): EndedPipeline | undefined {
+  return (
+    row && {
+      project_id: row.project_id,
+      name: row.name,
+      concurrent: row.concurrent === 1,
+      status: row.status as EndedPipeline['status'],
+      notifies: row.notifications !== null,
+    }
+  );
+}
+
 export function createPipelineStore(d: Dialect, x: Executor) {
   const { q } = d;
   const pipelines = q.selectFrom('pipelines');
@@ -168,18 +194,46 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       .set({ status: sql.lit('created'), start_time: null, end_time: null, queued })
       .where('id', '=', id),
   );
+  // What the end of a pipeline returns: what names its queue, and whether it notifies.
+  const ending = [
+    'project_id',
+    'name',
+    'concurrent',
+    'status',
+    d.jsonText('spec', 'data', 'notifications').as('notifications'),
+  ] as const;
   const finish = prepared(3, (id: string, status: 'successful' | 'failed' | 'aborted', time: string) =>
     q
       .updateTable('pipelines')
       .set({ status, end_time: time, queued: sql.lit(0) })
       .where('id', '=', id)
       .where('status', 'in', unfinished)
-      .returning([
-        'project_id',
-        'name',
-        'concurrent',
-        d.jsonText('spec', 'data', 'notifications').as('notifications'),
-      ]),
+      .returning(ending),
+  );
+  // The test of unfinished tasks goes through the partial index tasks_unfinished: a pipeline's
+  // unfinished tasks, not all of its tasks. The read of its tasks until one did not succeed is
+  // made only for the row that passes it, once all ended.
+  const tasksOf = (pipelineId: string) =>
+    q.selectFrom('tasks').select(sql.lit(1).as('found')).where('pipeline_id', '=', pipelineId);
+  const settle = prepared(2, (id: string, time: string) =>
+    q
+      .updateTable('pipelines')
+      .set((eb) => ({
+        status: eb
+          .case()
+          .when(eb.exists(tasksOf(id).where('status', '<>', sql.lit('successful'))))
+          .then(sql.lit('failed'))
+          .else(sql.lit('successful'))
+          .end(),
+        end_time: time,
+        queued: sql.lit(0),
+      }))
+      .where('id', '=', id)
+      .where('status', 'in', unfinished)
+      .where((eb) =>
+        eb.not(eb.exists(tasksOf(id).where('status', 'in', [sql.lit('created'), sql.lit('started')]))),
+      )
+      .returning(ending),
   );
   // Through pipelines_admitted and pipelines_queued: one row each, however long the queue.
   // Their WHERE terms are written as the partial indexes' are, with literals, for the
@@ -304,21 +358,15 @@ export function createPipelineStore(d: Dialect, x: Executor) {
      * Ends an unfinished pipeline (out of its queue, if it was queued); returns what names its
      * queue, or undefined when it had already ended.
      */
-    async finish(
-      id: string,
-      status: 'successful' | 'failed' | 'aborted',
-      time: string,
-    ): Promise<{ project_id: string; name: string; concurrent: boolean; notifies: boolean } | undefined> {
-      const row = await x.first(finish(id, status, time));
-      return (
-        row && {
-          project_id: row.project_id,
-          name: row.name,
-          concurrent: row.concurrent === 1,
-          // Whether its spec names notifications: most name none, and need no more reads.
-          notifies: row.notifications !== null,
-        }
-      );
+    async finish(id: string, status: 'successful' | 'failed' | 'aborted', time: string) {
+      return endedOf(await x.first(finish(id, status, time)));
+    },
+    /**
+     * Ends an unfinished pipeline none of whose tasks is unfinished: failed if one did not
+     * succeed, else successful. Returns what finish does; undefined while a task is unfinished.
+     */
+    async settle(id: string, time: string) {
+      return endedOf(await x.first(settle(id, time)));
     },
     /** The unfinished, not queued pipeline of a non-concurrent resource's name, if any. */
     async admittedId(projectId: string, name: string): Promise<string | undefined> {

@@ -268,37 +268,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
   const countOfPipeline = prepared(1, (pipelineId: string) =>
     tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
   );
-  // The first test goes through the partial index tasks_unfinished: a pipeline's unfinished
-  // tasks, not all of its tasks. The second, which reads the pipeline's tasks until one did not
-  // succeed, is made only when none is unfinished: CASE tests its branches in turn.
-  const settlement = prepared(1, (pipelineId: string) =>
-    q.selectNoFrom((eb) =>
-      eb
-        .case()
-        .when(
-          eb.exists(
-            tasks
-              .select(sql.lit(1).as('found'))
-              .where('pipeline_id', '=', pipelineId)
-              .where('status', 'in', [sql.lit('created'), sql.lit('started')]),
-          ),
-        )
-        .then(sql.lit('unfinished'))
-        .when(
-          eb.exists(
-            tasks
-              .select(sql.lit(1).as('found'))
-              .where('pipeline_id', '=', pipelineId)
-              .where('status', '<>', sql.lit('successful')),
-          ),
-        )
-        .then(sql.lit('failed'))
-        .else(sql.lit('successful'))
-        .end()
-        .$castTo<'unfinished' | 'failed' | 'successful'>()
-        .as('settlement'),
-    ),
-  );
   // Through tasks_by_pipeline (pipeline_id, name): the dependents' instances, nothing else.
   const unblockDependents = prepared(1, (id: string) =>
     q
@@ -478,14 +447,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
     async countOfPipeline(pipelineId: string): Promise<number> {
       const row = await x.first(countOfPipeline(pipelineId));
       return row?.n ?? 0;
-    },
-    /**
-     * Where the pipeline's tasks stand: one is waiting or running (`unfinished`); else one did
-     * not succeed (`failed`); else all succeeded. One read, cheap until none is unfinished.
-     */
-    async settlement(pipelineId: string): Promise<'unfinished' | 'failed' | 'successful'> {
-      const row = await x.first(settlement(pipelineId));
-      return row?.settlement ?? 'successful';
     },
     /** The task ended in a way that lets the entries depending on it run: they wait for one instance less. */
     async unblockDependents(id: string): Promise<void> {

@@ -105,3 +105,21 @@ describe('the plan of listing pipelines', () => {
     }
   });
 });
+
+describe('the plan of settling a pipeline at the end of one of its tasks', () => {
+  it('tests its unfinished tasks through their partial index, and reads its tasks by pipeline', async () => {
+    queries.length = 0;
+    await pipelines.settle(ID, TIME);
+    const [settle] = queries;
+    if (!settle) throw new Error('the store ran no query');
+    const plan = db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${settle.sql}`)
+      .all(...settle.parameters)
+      .map((row) => row.detail)
+      .join('\n');
+    expect(plan).toMatch(/SEARCH pipelines USING INDEX sqlite_autoindex_pipelines_1 \(id=\?\)/);
+    expect(plan).toMatch(/SEARCH tasks USING (COVERING )?INDEX tasks_unfinished/);
+    expect(plan).toMatch(/SEARCH tasks USING (COVERING )?INDEX tasks_by_pipeline \(pipeline_id=\?\)/);
+    expect(plan).not.toMatch(/SCAN/);
+  });
+});
