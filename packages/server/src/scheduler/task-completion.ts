@@ -20,7 +20,6 @@ export async function completeAttempt(
 ): Promise<string[]> {
   const time = formatTime(now);
   const attempt = task.retry;
-  await tx.taskKeys.removeForTask(task.id);
   let aborted: string[] = [];
   // A task nothing depends on (most of them) has nothing to unblock: no statement for it.
   if (end.outcome === 'succeeded') {

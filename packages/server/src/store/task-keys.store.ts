@@ -20,18 +20,12 @@ export function createTaskKeyStore(q: QueryBuilder, x: Executor) {
       .select(['k.secret_hash', 't.org_id', 't.project_id', 't.status as task_status'])
       .where('k.id', '=', id),
   );
-  const removeForTask = prepared(1, (taskId: string) =>
-    q.deleteFrom('task_keys').where('task_id', '=', taskId),
-  );
   return {
     async insert(id: string, taskId: string, secretHash: Buffer): Promise<void> {
       await x.run(insert(id, taskId, secretHash));
     },
     findOwner(id: string): Promise<TaskKeyOwner | undefined> {
       return x.first(owner(id));
-    },
-    async removeForTask(taskId: string): Promise<void> {
-      await x.run(removeForTask(taskId));
     },
   };
 }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { command, execute, pipeline, projectWith, task } from '../helpers/projects.js';
+import { command, execute, finished, pipeline, projectWith, task } from '../helpers/projects.js';
 import { sharedTestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { onPostgres } from '../postgres/databases.js';
@@ -112,5 +112,39 @@ describe("a task's key", () => {
       (value) => value !== 'started',
     );
     await expect(taskClient.GET('/status')).rejects.toMatchObject(refused);
+  });
+
+  it('of an attempt is refused while the next attempt of its task runs with a key of its own', async () => {
+    const dir = server.tempDir();
+    // The first attempt keeps its key and fails; the second keeps its own and waits.
+    const { project, client } = await projectWith(server, [
+      task('twice', {
+        environment: { DIR: dir },
+        steps: [
+          {
+            code:
+              'if [ ! -e "$DIR/first" ]; then printf %s "$PIPEWRIGHT_API_KEY" > "$DIR/first"; exit 1; fi\n' +
+              'printf %s "$PIPEWRIGHT_API_KEY" > "$DIR/second.tmp"; mv "$DIR/second.tmp" "$DIR/second"\n' +
+              'i=0; while [ ! -e "$DIR/release" ] && [ "$i" -lt 600 ]; do sleep 0.05; i=$((i+1)); done',
+          },
+        ],
+      }),
+      pipeline('twice', [{ task: 'twice', nb_retries: 1 }]),
+      command('twice', ['twice']),
+    ]);
+    const pipelineId = await execute(client, 'twice');
+    const second = join(dir, 'second');
+    await waitFor(
+      async () => existsSync(second),
+      (exists) => exists,
+    );
+    const firstKey = readFileSync(join(dir, 'first'), 'utf8');
+    const secondKey = readFileSync(second, 'utf8');
+    expect(secondKey).not.toBe(firstKey);
+    expect((await server.client(secondKey, project.id).GET('/status')).response.status).toBe(200);
+    await expect(server.client(firstKey, project.id).GET('/status')).rejects.toMatchObject(refused);
+
+    writeFileSync(join(dir, 'release'), '');
+    expect((await finished(client, pipelineId)).status).toBe('successful');
   });
 });
