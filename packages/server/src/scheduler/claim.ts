@@ -30,20 +30,6 @@ export async function claimTask(
   return task && prepareRun(tx, task, now);
 }
 
-/**
- * Marks `task`, found runnable in the caller's transaction, started for `instance`, as
- * claimTask does for the task it finds.
- */
-export async function startClaimed(
-  tx: Tables,
-  task: Task,
-  now: string,
-  instance: string,
-): Promise<Claim | undefined> {
-  if (!(await tx.tasks.markStarted(task.id, now, instance))) return undefined;
-  return prepareRun(tx, { ...task, status: 'started', start_time: now }, now);
-}
-
 /** Marks the pipeline of `task`, just started, started too; issues the key the task runs with. */
 async function prepareRun(tx: Tables, task: Task, now: string): Promise<Claim> {
   await tx.pipelines.markStarted(task.pipeline_id, now);

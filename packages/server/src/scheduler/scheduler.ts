@@ -6,7 +6,7 @@ import type { Runner } from '../runner/index.js';
 import type { WorkNotifier } from '../services/index.js';
 import type { Store, Tables, Transaction } from '../store/index.js';
 import { type AttemptContext, runAttempt } from './attempt-run.js';
-import { type Claim, claimTask, startClaimed } from './claim.js';
+import { type Claim, claimTask } from './claim.js';
 import { createInstanceLease } from './instance-lease.js';
 import { createPendingInstantiations } from './pending-instantiations.js';
 import {
@@ -130,20 +130,25 @@ export function createScheduler(
   };
 
   /**
-   * Claims a task in the place of one ending, inside the transaction `tx` that ends it. A claim
-   * whose writes fail is undone alone, and left to the loop, which backs off. The look for a
-   * runnable task, which writes nothing, comes before the savepoint: most ends find none, and
-   * a savepoint costs two round trips on PostgreSQL.
+   * Claims a task in the place of one ending, inside the transaction `tx` that ends it, if one
+   * may be runnable: `worthAClaim` says so (a look before the transaction, or dependents the end
+   * unblocked). The loop, woken by the end, finds any other. A claim whose writes fail is undone
+   * alone, and left to the loop, which backs off. The claim is one statement, in a savepoint
+   * (two round trips on PostgreSQL), and none of them when nothing may be runnable.
    */
-  const claimInPlaceOf = async (tx: Transaction): Promise<Claim | undefined> => {
+  const claimInPlaceOf = async (tx: Transaction, worthAClaim: boolean): Promise<Claim | undefined> => {
     // `running` still holds the task ending.
-    if (loop.stopped || !lease.held || running.size > options.maxRunningTasks || !runner.canPrepare()) {
+    if (
+      !worthAClaim ||
+      loop.stopped ||
+      !lease.held ||
+      running.size > options.maxRunningTasks ||
+      !runner.canPrepare()
+    ) {
       return undefined;
     }
-    const now = formatTime(clock());
     try {
-      const task = await tx.tasks.nextRunnable(now, running.ids());
-      return task && (await tx.savepoint(() => startClaimed(tx, task, now, instance)));
+      return await tx.savepoint(() => claim(tx));
     } catch {
       return undefined;
     }
@@ -164,9 +169,12 @@ export function createScheduler(
    */
   const complete = async (task: Schemas['Task'], end: AttemptEnd, recorder: StepRecorder) => {
     await recorder.settle();
+    // Without the lock: under load most ends find a task to start in their place.
+    const runnable = await store.tasks.anyRunnable(formatTime(clock()), running.ids()).catch(() => false);
     const { aborted, next } = await store.transaction(async (tx) => {
       await recorder.close(tx);
-      return { aborted: await completeAttempt(tx, task, end, clock()), next: await claimInPlaceOf(tx) };
+      const { aborted, unblocked } = await completeAttempt(tx, task, end, clock());
+      return { aborted, next: await claimInPlaceOf(tx, runnable || unblocked) };
     });
     committed();
     stopTasks(aborted);

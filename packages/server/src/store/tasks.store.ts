@@ -264,7 +264,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
   // A claim's read locks the row it claims, passing over those another claim holds.
   const claimableQuery = (now: string, busy: readonly string[]) =>
     runnableQuery(now, busy).$if(d.skipsLocked, (query) => query.forUpdate().skipLocked());
-  const claimable = prepared(2, claimableQuery);
   const countOfPipeline = prepared(1, (pipelineId: string) =>
     tasks.select((eb) => eb.fn.countAll<number>().as('n')).where('pipeline_id', '=', pipelineId),
   );
@@ -328,9 +327,6 @@ export function createTaskStore(d: Dialect, x: Executor) {
             .where('server_instances.id', '=', instance),
         ),
       );
-  const markStarted = prepared(3, (id: string, time: string, instance: string) =>
-    start(time, instance).where('id', '=', id),
-  );
   // The claim's read and write in one statement: one round trip under the write lock.
   const claimNext = prepared(3, (now: string, busy: readonly string[], instance: string) =>
     start(now, instance)
@@ -432,14 +428,10 @@ export function createTaskStore(d: Dialect, x: Executor) {
       });
     },
     /**
-     * The oldest task that can start now, but for `busy` ones: tasks whose last run is still
-     * ending (a restart made them runnable again while their aborted process is stopped).
+     * Whether a task can start now, but for `busy` ones (tasks whose last run is still ending: a
+     * restart made them runnable again while their aborted process is stopped): a look that
+     * locks nothing, before a claim.
      */
-    async nextRunnable(now: string, busy: readonly string[]): Promise<Task | undefined> {
-      const row = await x.first(claimable(now, busy));
-      return row && toTask(row);
-    },
-    /** Whether a task can start now, but for `busy` ones: a look that locks nothing, before a claim. */
     async anyRunnable(now: string, busy: readonly string[]): Promise<boolean> {
       return (await x.first(runnable(now, busy))) !== undefined;
     },
@@ -496,18 +488,13 @@ export function createTaskStore(d: Dialect, x: Executor) {
     async nextDueTime(): Promise<string | undefined> {
       return (await x.first(nextDue()))?.not_before ?? undefined;
     },
-    /** Marks the task started by `instance`; false if it was not waiting, or `instance` holds no lease. */
     /**
      * Starts for `instance` the oldest task that can start at `now`, but for `busy` ones (see
-     * nextRunnable); returns it, or undefined if none can start or `instance` holds no lease.
+     * anyRunnable); returns it, or undefined if none can start or `instance` holds no lease.
      */
     async claimNext(now: string, busy: readonly string[], instance: string): Promise<Task | undefined> {
       const row = await x.first(claimNext(now, busy, instance));
       return row && toTask(row);
-    },
-    async markStarted(id: string, time: string, instance: string): Promise<boolean> {
-      const { changes } = await x.run(markStarted(id, time, instance));
-      return changes === 1;
     },
     /**
      * Ends the attempt a success; returns the names of the entries that depend on the task's,
