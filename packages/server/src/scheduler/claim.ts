@@ -26,13 +26,9 @@ export async function claimTask(
   instance: string,
   ending: readonly string[],
 ): Promise<Claim | undefined> {
+  // Its pipeline is started with it (migration 022).
   const task = await tx.tasks.claimNext(now, ending, instance);
-  return task && prepareRun(tx, task, now);
-}
-
-/** Marks the pipeline of `task`, just started, started too; issues the key the task runs with. */
-async function prepareRun(tx: Tables, task: Task, now: string): Promise<Claim> {
-  await tx.pipelines.markStarted(task.pipeline_id, now);
+  if (!task) return undefined;
   const apiKey = await issueTaskKey(tx, task.id);
   return { task, apiKey, origin: await tx.pipelines.runContext(task.pipeline_id) };
 }

@@ -181,13 +181,6 @@ export function createPipelineStore(d: Dialect, x: Executor) {
       .select(['pipelines.environment', 'projects.name as project_name'])
       .where('pipelines.id', '=', id),
   );
-  const markStarted = prepared(2, (id: string, time: string) =>
-    q
-      .updateTable('pipelines')
-      .set({ status: sql.lit('started'), start_time: time })
-      .where('id', '=', id)
-      .where('status', '=', sql.lit('created')),
-  );
   const reset = prepared(2, (id: string, queued: number) =>
     q
       .updateTable('pipelines')
@@ -345,10 +338,6 @@ export function createPipelineStore(d: Dialect, x: Executor) {
         request,
         toElement: toPipeline,
       });
-    },
-    /** created -> started; no change for a pipeline already started. */
-    async markStarted(id: string, time: string): Promise<void> {
-      await x.run(markStarted(id, time));
     },
     /** Back to `created`, for a restart, queued or not. */
     async reset(id: string, queued: boolean): Promise<void> {

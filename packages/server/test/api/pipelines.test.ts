@@ -398,6 +398,11 @@ describe('step output', () => {
       () => stepsOf(client, talk?.id ?? ''),
       (steps) => steps[0]?.output === 'early\n',
     );
+    // A pipeline starts with its first task, at that task's start time.
+    const { data: started } = await client.GET('/pipelines/id/{id}', {
+      params: { path: { id: pipelineId } },
+    });
+    expect(started).toMatchObject({ status: 'started', start_time: talk?.start_time });
     expect(running[0]).toMatchObject({ status: 'started' });
     expect(running[0]?.end_time).toBeUndefined();
     writeFileSync(join(dir, 'open'), '');
