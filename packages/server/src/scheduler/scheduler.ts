@@ -87,15 +87,16 @@ export function createScheduler(
     },
     logger,
   );
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const loop = createWorkLoop({
     pass: () => fill(),
     nextDueTime: () => store.tasks.nextDueTime(),
     clock,
-    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    pollIntervalMs,
     logger,
   });
   const { wakeUp } = loop;
-  const completePendingInstantiations = createPendingInstantiations(store, logger, wakeUp);
+  const completePendingInstantiations = createPendingInstantiations(store, logger, wakeUp, pollIntervalMs);
   let access: ServerAccess = { apiUrl: '' };
   const committed = options.committed ?? (() => {});
   const attempts: AttemptContext = {
