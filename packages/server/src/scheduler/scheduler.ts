@@ -81,7 +81,8 @@ export function createScheduler(
         await endExpiredLeases(store, logger);
         if ((await endLeftBehindTasks(store, leftBehind, logger, clock(), INTERRUPTED_BY_LOST_SERVER)) > 0) {
           committed();
-          wakeUp();
+          // Ended as failures: some may retry, due at their time.
+          loop.dueTimeChanged();
         }
       },
     },
@@ -178,6 +179,8 @@ export function createScheduler(
       return { aborted, next: await claimInPlaceOf(tx, runnable || unblocked) };
     });
     committed();
+    // A failure may have scheduled a retry, due at its time.
+    if (end.outcome === 'failed') loop.dueTimeChanged();
     stopTasks(aborted);
     if (next) launch(next);
   };

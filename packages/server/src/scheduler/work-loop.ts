@@ -16,7 +16,9 @@ export interface WorkLoopOptions {
  * wake-ups came meanwhile, and never two at once (a wake-up during a pass brings one more after
  * it); after each pass, a wake-up when the earliest work waiting for its time (a retry) becomes
  * due; and a pass every pollIntervalMs in any case. After a pass that failed it backs off (up to
- * 10 s) rather than spin on a broken database.
+ * 10 s) rather than spin on a broken database. When the earliest work is due is read again only
+ * when it may have changed (dueTimeChanged, the poll, the due time reached, the start): a pass
+ * runs after every commit that may bring work, and a read at each would cost one for nothing.
  */
 export function createWorkLoop(options: WorkLoopOptions) {
   const { pass, nextDueTime, clock, pollIntervalMs, logger } = options;
@@ -25,6 +27,8 @@ export function createWorkLoop(options: WorkLoopOptions) {
   let queued = false;
   let passing = false;
   let failures = 0;
+  // Whether the due time may have changed since it was last read.
+  let dueUnknown = true;
   let dueTimer: NodeJS.Timeout | undefined;
   let pollTimer: NodeJS.Timeout | undefined;
 
@@ -35,7 +39,7 @@ export function createWorkLoop(options: WorkLoopOptions) {
     try {
       await pass();
       failures = 0;
-      await armDueTimer();
+      if (dueUnknown) await armDueTimer();
     } catch (error) {
       failures += 1;
       logger.error('scheduler failed to claim work', { error: String(error) });
@@ -53,19 +57,28 @@ export function createWorkLoop(options: WorkLoopOptions) {
     if (!passing) setImmediate(run);
   };
 
+  /** Work waiting for its time may be due at another time (a retry scheduled, or due now): a pass reads it again. */
+  const dueTimeChanged = () => {
+    dueUnknown = true;
+    wakeUp();
+  };
+
   const armDueTimer = async () => {
+    // Before the read: a change while it is under way asks for another.
+    dueUnknown = false;
     const due = await nextDueTime();
     if (dueTimer) clearTimeout(dueTimer);
     dueTimer = undefined;
     if (!due) return;
     const delay = Math.max(0, Date.parse(due) - clock().getTime());
-    dueTimer = setTimeout(wakeUp, Math.min(delay, 2 ** 31 - 1));
+    dueTimer = setTimeout(dueTimeChanged, Math.min(delay, 2 ** 31 - 1));
     dueTimer.unref();
   };
 
   return {
     /** New work may exist: a pass runs soon. Nothing before start, nor after stop. */
     wakeUp,
+    dueTimeChanged,
     /** Whether stop was called. */
     get stopped(): boolean {
       return stopped;
@@ -74,7 +87,8 @@ export function createWorkLoop(options: WorkLoopOptions) {
     start(): void {
       if (stopped) return;
       started = true;
-      pollTimer = setInterval(wakeUp, pollIntervalMs);
+      // The poll reads the due time again too: what other servers scheduled.
+      pollTimer = setInterval(dueTimeChanged, pollIntervalMs);
       pollTimer.unref();
       wakeUp();
     },
