@@ -161,6 +161,49 @@ describe('createEvents', () => {
     expect(data?.elements).toHaveLength(1);
   });
 
+  it("makes each event's pipelines from the specs installed when it comes, through changes between events", async () => {
+    const name = uniqueName('build');
+    const { project, client, orgClient } = await organizationWith(trigger('on-build', name, ['main']));
+    const send = async () => {
+      const { data } = await orgClient.POST('/events', { body: { connector: 'custom', name, data: {} } });
+      const { data: made } = await client.GET('/pipelines', {
+        params: { query: { event_id: data?.[0]?.id ?? '', size: 10 } },
+      });
+      const [made1] = made?.elements ?? [];
+      if (!made1) throw new Error('no pipeline');
+      const tasks = await client.GET('/tasks', { params: { query: { pipeline_id: made1.id, size: 10 } } });
+      return { pipeline: made1, tasks: tasks.data?.elements ?? [] };
+    };
+    const install = (specs: unknown[]) =>
+      client.PUT('/projects/id/{id}/resources', {
+        params: { path: { id: project.id } },
+        body: { specs: specs as Schemas['ResourceSpec'][] },
+      });
+    // The same resources twice, then each change an event's pipelines are made from.
+    for (let i = 0; i < 2; i += 1) expect((await send()).tasks.map((t) => t.name)).toEqual(['noop']);
+    const [noopTask] = noop;
+    const other = task('other', { steps: [{ command: 'echo other' }] });
+    await install([
+      noopTask,
+      other,
+      pipeline('main', [{ task: 'other' }]),
+      trigger('on-build', name, ['main']),
+    ]);
+    const changedPipeline = await send();
+    expect(changedPipeline.tasks.map((t) => t.name)).toEqual(['other']);
+    expect(changedPipeline.tasks[0]?.spec.data.steps[0]?.command).toBe('echo other');
+    const changedTask = task('other', { steps: [{ command: 'echo changed' }] });
+    await install([
+      noopTask,
+      changedTask,
+      pipeline('main', [{ task: 'other' }]),
+      trigger('on-build', name, ['main']),
+    ]);
+    expect((await send()).tasks[0]?.spec.data.steps[0]?.command).toBe('echo changed');
+    await install([noopTask, pipeline('second', [{ task: 'noop' }]), trigger('on-build', name, ['second'])]);
+    expect((await send()).pipeline.name).toBe('second');
+  });
+
   it('answers an empty array when no trigger listens', async () => {
     const { data, response } = await server.client(await server.newOrganization()).POST('/events', {
       body: { connector: 'custom', name: 'nobody-listens', data: {} },

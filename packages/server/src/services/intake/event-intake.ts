@@ -10,6 +10,7 @@ import type { WorkNotifier } from '../work.js';
 import { completeInstantiationsOfRequest, instantiatePipelines } from './instantiation.js';
 
 type Event = Schemas['Event'];
+type Resource = Schemas['Resource'];
 type TriggerSpec = Extract<Schemas['ResourceSpec'], { type: 'trigger' }>;
 type CommandSpec = Extract<Schemas['ResourceSpec'], { type: 'command' }>;
 
@@ -44,6 +45,8 @@ export interface MatchedTrigger {
 export interface Admitted {
   event: Event;
   pipelineIds: string[];
+  /** The resources the pipelines were made from. */
+  resourceIds: string[];
   /** Those of its pipelines whose tasks are not all written yet (instantiation.ts). */
   pendingIds: string[];
 }
@@ -66,12 +69,23 @@ export interface Admission<T> {
  * workers are woken.
  */
 export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp'>, clock: () => Date) {
+  /** The spec of `resource`, if it is a trigger and enabled. */
+  const triggerOf = (resource: Resource | undefined) =>
+    resource?.spec.type === 'trigger' && !resource.disabled ? (resource.spec as TriggerSpec) : undefined;
   /** The trigger's spec, if it is installed and enabled. */
-  const trigger = async (tables: Tables, projectId: string, id: string) => {
-    const resource = await tables.resources.get(projectId, id);
-    return resource?.spec.type === 'trigger' && !resource.disabled
-      ? (resource.spec as TriggerSpec)
-      : undefined;
+  const trigger = async (tables: Tables, projectId: string, id: string) =>
+    triggerOf(await tables.resources.get(projectId, id));
+
+  /**
+   * The resources the last event of each trigger was made into pipelines from, by trigger: the
+   * next one reads them with the trigger in one statement, in its transaction, rather than one by
+   * one. A hint only: what changed since is read as before. Forgotten past its bound.
+   */
+  const lastResources = new Map<string, readonly string[]>();
+  const LAST_RESOURCES_BOUND = 10_000;
+  const learn = (triggerId: string, resourceIds: readonly string[]) => {
+    if (lastResources.size >= LAST_RESOURCES_BOUND) lastResources.clear();
+    lastResources.set(triggerId, resourceIds);
   };
 
   /**
@@ -98,8 +112,17 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
     };
   };
 
-  /** Stores the event and creates the pipelines it starts, in the caller's transaction. */
-  const admit = async (tx: Tables, incoming: NewEvent, now: Date, read?: TriggerSpec): Promise<Admitted> => {
+  /**
+   * Stores the event and creates the pipelines it starts, in the caller's transaction; `known`
+   * are resources read in it already, which they may be made from.
+   */
+  const admit = async (
+    tx: Tables,
+    incoming: NewEvent,
+    now: Date,
+    read?: TriggerSpec,
+    known?: readonly Resource[],
+  ): Promise<Admitted> => {
     const time = formatTime(now);
     const event: Event = {
       id: newId(now),
@@ -116,15 +139,20 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
     };
     await tx.events.insert(event);
     const target = await targetOf(tx, event, read);
-    const { ids: pipelineIds, pending: pendingIds } = await instantiatePipelines(tx, {
+    const {
+      ids: pipelineIds,
+      pending: pendingIds,
+      resourceIds,
+    } = await instantiatePipelines(tx, {
       event,
       pipelines: target.pipelines,
       ...(event.trigger_id ? { trigger_id: event.trigger_id } : {}),
       ...(event.command_id ? { command_id: event.command_id } : {}),
       environment: target.environment,
       time,
+      ...(known ? { known } : {}),
     });
-    return { event, pipelineIds, pendingIds };
+    return { event, pipelineIds, pendingIds, resourceIds };
   };
 
   /** Lets the pipelines of committed events run. */
@@ -144,13 +172,16 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
    * throwing); `now` is their creation time. Then releases their pipelines.
    */
   const transaction = async <T>(
-    within: (admit: (event: NewEvent, read?: TriggerSpec) => Promise<Admitted>, tx: Tables) => Promise<T>,
+    within: (
+      admit: (event: NewEvent, read?: TriggerSpec, known?: readonly Resource[]) => Promise<Admitted>,
+      tx: Tables,
+    ) => Promise<T>,
     now = clock(),
   ): Promise<Admission<T>> => {
     const admitted: Admitted[] = [];
     const result = await store.transaction((tx) =>
-      within(async (event, read) => {
-        const one = await admit(tx, event, now, read);
+      within(async (event, read, known) => {
+        const one = await admit(tx, event, now, read, known);
         admitted.push(one);
         return one;
       }, tx),
@@ -195,7 +226,10 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
         for (const { ref, data } of matched) {
           // A trigger removed, disabled or changed meanwhile is taken as it is now: it fires if it
           // still listens to this event and its filters (weighed again if they changed) accept it.
-          const spec = await trigger(tx, ref.project_id, ref.id);
+          const learnt = lastResources.get(ref.id);
+          const known = learnt ? await tx.resources.getMany(ref.project_id, [ref.id, ...learnt]) : [];
+          const mine = known.find((resource) => resource.id === ref.id);
+          const spec = mine ? triggerOf(mine) : await trigger(tx, ref.project_id, ref.id);
           if (!spec || spec.data.connector !== data.connector || spec.data.event !== data.event) continue;
           if (
             !isDeepStrictEqual(spec.data.filters, data.filters) &&
@@ -213,7 +247,9 @@ export function createEventIntake(store: Store, work: Pick<WorkNotifier, 'wakeUp
             event_time: incoming.event_time,
           };
           // The trigger as just read: its pipelines are those the event starts.
-          admitted.push(await admit(event, spec));
+          const one = await admit(event, spec, known);
+          learn(ref.id, one.resourceIds);
+          admitted.push(one);
         }
         return admitted;
       });

@@ -33,6 +33,11 @@ export interface Instantiation {
   /** Variables for every task (from command parameters). */
   environment: Record<string, string>;
   time: string;
+  /**
+   * Resources of the project read in this transaction already, which the pipelines may name: those
+   * they name are not read again.
+   */
+  known?: readonly Resource[];
 }
 
 /**
@@ -103,17 +108,21 @@ async function writeInstances(
 /**
  * Creates the pipelines of an event with their task instances in `created`, copying the specs
  * as they are now: later installs never change a pipeline already created. Runs inside the
- * caller's transaction; returns the new pipeline ids, and those of them left pending: a
+ * caller's transaction; returns the new pipeline ids, the ids of the resources it read them
+ * from, and those of the pipelines left pending: a
  * pipeline of more than INSTANTIATION_BATCH instances gets only its first ones here, and
  * completeInstantiations writes the rest once the caller's transaction has committed.
  */
 export async function instantiatePipelines(
   tx: Tables,
   request: Instantiation,
-): Promise<{ ids: string[]; pending: string[] }> {
+): Promise<{ ids: string[]; pending: string[]; resourceIds: string[] }> {
   const { event, time } = request;
   // Read once each, in this transaction: a pipeline of 200 entries often names one task 200 times.
-  const read = new Map<string, Resource>();
+  const read = new Map<string, Resource>(
+    (request.known ?? []).map((r) => [`${r.spec.type}/${r.spec.name}`, r]),
+  );
+  const used = new Set<string>();
   const resourceOf = async <T extends Resource['spec']['type']>(type: T, name: string) => {
     const key = `${type}/${name}`;
     let resource = read.get(key);
@@ -123,6 +132,7 @@ export async function instantiatePipelines(
       if (!resource) throw new Error(`${type} ${name} of project ${event.project_id} is not installed`);
       read.set(key, resource);
     }
+    used.add(resource.id);
     return resource as Resource & { spec: Extract<Schemas['ResourceSpec'], { type: T }> };
   };
   const ids: string[] = [];
@@ -156,7 +166,7 @@ export async function instantiatePipelines(
     ids.push(pipeline.id);
     if (pipeline.pending_tasks) pending.push(pipeline.id);
   }
-  return { ids, pending };
+  return { ids, pending, resourceIds: [...used] };
 }
 
 /**
