@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@pipewright/client';
-import { lastLine, runProgram, startProgram, tempDirs } from '@pipewright/testing';
+import { lastLine, logEntries, runProgram, startProgram, tempDirs } from '@pipewright/testing';
 import { describe, expect, it } from 'vitest';
 import { eventually } from './program.js';
 
@@ -51,11 +51,8 @@ describe('pipewright-server', () => {
       });
       // One log line per request, with what an operator needs.
       const logged = await eventually(() =>
-        server
-          .stderr()
-          .split('\n')
-          .filter((line) => line.includes('"message":"request"') && line.includes('/account'))
-          .map((line) => JSON.parse(line))
+        logEntries(server.stderr())
+          .filter((entry) => entry.message === 'request' && String(entry.route).includes('/account'))
           .at(-1),
       );
       expect(logged).toMatchObject({
@@ -119,12 +116,9 @@ describe('pipewright-server', () => {
     'gives servers of one host task users of their own, since each kills every process of its range',
     async () => {
       const rangeOf = (server: Awaited<ReturnType<typeof startProgram>>) =>
-        server
-          .stderr()
-          .split('\n')
-          .filter((line) => line.includes('tasks run as users of their own'))
-          .map((line) => JSON.parse(line) as { first_uid: number; last_uid: number })
-          .map((logged) => ({ first: logged.first_uid, last: logged.last_uid }))[0];
+        logEntries(server.stderr())
+          .filter((entry) => entry.message === 'tasks run as users of their own')
+          .map((logged) => ({ first: logged.first_uid as number, last: logged.last_uid as number }))[0];
       const one = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()]);
       const two = await startProgram(['--listen', '127.0.0.1:0', '--data-dir', dataDir()]);
       try {

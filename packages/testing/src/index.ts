@@ -1,4 +1,11 @@
 export { test } from './fixtures.js';
-export { lastLine, type ProgramResult, type RunningProgram, runProgram, startProgram } from './program.js';
+export {
+  lastLine,
+  logEntries,
+  type ProgramResult,
+  type RunningProgram,
+  runProgram,
+  startProgram,
+} from './program.js';
 export { certificateFile, clientOf, type RunningServer, type ServerOptions, startServer } from './server.js';
 export { type TempDirOptions, tempDirs } from './temp-dirs.js';

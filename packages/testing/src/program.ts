@@ -27,13 +27,21 @@ export interface RunningProgram {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** The URL its "listening" log line gives, once standard error holds that line. */
-function listeningUrl(stderr: string): string | undefined {
+/**
+ * The entries of a program's log (its standard error so far), one JSON object a line. Only
+ * whole lines: a pipe may hand over a line in pieces, and a piece can end with a `}` too.
+ */
+export function logEntries(stderr: string): ({ message: string } & Record<string, unknown>)[] {
   return stderr
+    .slice(0, stderr.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((line) => line.startsWith('{') && line.endsWith('}'))
-    .map((line) => JSON.parse(line) as { message: string; url?: string })
-    .find((entry) => entry.message === 'listening')?.url;
+    .map((line) => JSON.parse(line));
+}
+
+/** The URL its "listening" log line gives, once standard error holds that line. */
+function listeningUrl(stderr: string): string | undefined {
+  return logEntries(stderr).find((entry) => entry.message === 'listening')?.url as string | undefined;
 }
 
 /**
