@@ -593,6 +593,9 @@ describe('slow clients', () => {
       socket.on('data', (chunk) => {
         answer += chunk;
       });
+      // The server may reset the connection as it cuts it off, with a byte of the drip unread:
+      // the 408 has arrived by then, and the close follows.
+      socket.on('error', () => undefined);
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
       socket.write('GET /v0/status HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -672,7 +675,8 @@ describe("the program's secrets", () => {
           resolve(String(socket.getProtocol()));
           socket.end();
         });
-        socket.once('error', () => resolve('refused'));
+        // A reset after the handshake, as the server closes, changes nothing: the first answer stands.
+        socket.on('error', () => resolve('refused'));
       });
     expect(await handshake('TLSv1.1')).toBe('refused');
     expect(await handshake('TLSv1.2')).toBe('TLSv1.2');
