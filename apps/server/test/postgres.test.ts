@@ -1,4 +1,4 @@
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ApiClient, ApiError, walk } from '@pipewright/client';
 import { clientOf, lastLine, runProgram, tempDirs } from '@pipewright/testing';
@@ -168,18 +168,16 @@ describe('pipewright-server --database postgres://...', () => {
     const admin = clientOf(a, dirA, apiKey);
     const { data: project } = await admin.POST('/projects', { body: { name: 'two-servers' } });
     const projectId = project?.id ?? '';
-    // Each attempt holds a directory while it runs: named after its task, or after its pipeline
-    // when only one such pipeline may run at a time (HOLD; steps run with `set -u`). One that
-    // finds it held by a process still alive runs beside another: it says so.
+    // Each attempt holds a lock while it runs (its shell and its sleep hold the file open): on
+    // its task, or on its pipeline when only one such pipeline may run at a time (HOLD; steps
+    // run with `set -u`). The kernel lets a lock go with the last process holding it, killed or
+    // not: one that finds it held runs beside another attempt still alive, and says so. (A
+    // process id written down would not do: ids are reused, 32,768 of them here.)
     const attempt = [
       '[ -n "$HOLD" ] || HOLD="$PIPEWRIGHT_TASK_ID"',
-      'held="$DIR/$HOLD"',
-      'if ! mkdir "$held" 2>/dev/null; then',
-      '  [ -e "/proc/$(cat "$held/pid")" ] && echo "$held" >> "$DIR/overlaps"',
-      'fi',
-      'echo $$ > "$held/pid"',
+      'exec 9>>"$DIR/$HOLD.lock"',
+      'flock --nonblock 9 || echo "$HOLD: task $PIPEWRIGHT_TASK_ID" >> "$DIR/overlaps"',
       'sleep "$SLEEP"',
-      'rm -r "$held"',
     ].join('\n');
     const holding = (name: string, environment: Record<string, string>) => ({
       type: 'task' as const,
@@ -269,7 +267,8 @@ describe('pipewright-server --database postgres://...', () => {
     const tasks = await collected(walk(onB, '/tasks', {}));
     // Some of A's attempts were cut short, and ran again.
     expect(tasks.some((t) => t.retry > 0)).toBe(true);
-    expect(existsSync(join(shared, 'overlaps'))).toBe(false);
+    const overlaps = join(shared, 'overlaps');
+    expect(existsSync(overlaps) ? readFileSync(overlaps, 'utf8') : '').toBe('');
     // The ticks of the time trigger: each second once, none lost across the kill.
     const ticks = await collected(walk(onB, '/events', { connector: 'time' }));
     const seconds = ticks.map((e) => Date.parse(e.event_time) / 1000).sort((x, y) => x - y);
