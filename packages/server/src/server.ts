@@ -49,6 +49,8 @@ export interface ServerOptions {
    * in all, which the program spends and test servers, most of which serve few routes, do not.
    */
   compileValidatorsAhead?: boolean;
+  /** How often live streams check for commits the store did not tell of (services/index.ts). */
+  changeChecksMs?: number;
 }
 
 /**
@@ -66,22 +68,22 @@ export async function composeServer(options: ServerOptions) {
   const workStore = await openStore(options.database, 'relaxed', options.checkpoints, instance);
   const { secrets } = options;
   const runner = createRunner(options.work);
-  // The scheduler tells live streams of its commits (through the services, made after it).
-  const committed = () => services.streams.committed();
-  const scheduler = createScheduler(workStore, runner, { secrets, committed, ...options.work }, logger);
+  const scheduler = createScheduler(workStore, runner, { secrets, ...options.work }, logger);
   const { clock, manual: manualTicks, ...tickerOptions } = options.ticker ?? {};
   // Installs tell the ticker of changed triggers, whether or not it runs.
   const ticker = createTicker(store, scheduler, logger, clock, tickerOptions);
   // An installation's hidden rows go through workStore: the commit that applies it, through
   // store, syncs them too (services/resources.service.ts).
-  const services = createServices(store, scheduler, { schedules: ticker, secrets, unsynced: workStore });
-  const notifier = createNotifier(workStore, { ...options.notifier, secrets }, logger);
-  // Other servers on the database (PostgreSQL): their commits may bring work, abort tasks that
-  // run here, or change what live streams show.
-  const stopWatching = store.onCommitElsewhere(() => {
-    scheduler.commitElsewhere();
-    services.streams.committed();
+  const services = createServices(store, scheduler, {
+    schedules: ticker,
+    secrets,
+    unsynced: workStore,
+    changeChecksMs: options.changeChecksMs,
   });
+  const notifier = createNotifier(workStore, { ...options.notifier, secrets }, logger);
+  // Other servers on the database (PostgreSQL): their commits may bring work, or abort tasks that
+  // run here. Live streams learn of every commit from the store itself.
+  const stopWatching = store.onCommitElsewhere(() => scheduler.commitElsewhere());
   let stopping = false;
   const app = createApp({ services, logger, isStopping: () => stopping, ...options.app });
   const http = listener(app, options);

@@ -23,8 +23,6 @@ export interface AttemptContext {
   taskBinDir: string | undefined;
   /** Seconds an attempt of a task without a `timeout` of its own may run; none: no limit. */
   defaultTaskTimeoutSeconds: number | undefined;
-  /** Told after step output is stored: live streams show it at once. */
-  committed: () => void;
 }
 
 /**
@@ -58,7 +56,6 @@ export async function runAttempt(
     (error) =>
       logger.error('step output could not be stored yet', { task_id: task.id, error: String(error) }),
     maskedValues(named),
-    context.committed,
   );
   let outcome: RunOutcome;
   try {

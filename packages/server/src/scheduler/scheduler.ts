@@ -47,11 +47,6 @@ export interface SchedulerOptions {
   leaseMs?: number | undefined;
   /** Opens the identities tasks name: the server's identity key, the one the services seal them with. */
   secrets: SecretBox;
-  /**
-   * Told after the scheduler commits what live streams show (a task claimed or ended, step
-   * output), so that they show it at once rather than at their next look.
-   */
-  committed?: () => void;
 }
 
 /**
@@ -80,7 +75,6 @@ export function createScheduler(
       renewed: async () => {
         await endExpiredLeases(store, logger);
         if ((await endLeftBehindTasks(store, leftBehind, logger, clock(), INTERRUPTED_BY_LOST_SERVER)) > 0) {
-          committed();
           // Ended as failures: some may retry, due at their time.
           loop.dueTimeChanged();
         }
@@ -99,7 +93,6 @@ export function createScheduler(
   const { wakeUp } = loop;
   const completePendingInstantiations = createPendingInstantiations(store, logger, wakeUp, pollIntervalMs);
   let access: ServerAccess = { apiUrl: '' };
-  const committed = options.committed ?? (() => {});
   const attempts: AttemptContext = {
     store,
     runner,
@@ -108,7 +101,6 @@ export function createScheduler(
     access: () => access,
     taskBinDir: options.taskBinDir,
     defaultTaskTimeoutSeconds: options.defaultTaskTimeoutSeconds,
-    committed,
   };
 
   /** Claims the oldest runnable task, in the caller's transaction. */
@@ -126,7 +118,6 @@ export function createScheduler(
     while (roomToClaim() && (await store.tasks.anyRunnable(formatTime(clock()), running.ids()))) {
       const claimed = await store.transaction(claim);
       if (!claimed) return;
-      committed();
       launch(claimed);
     }
   };
@@ -178,7 +169,6 @@ export function createScheduler(
       const { aborted, unblocked } = await completeAttempt(tx, task, end, clock());
       return { aborted, next: await claimInPlaceOf(tx, runnable || unblocked) };
     });
-    committed();
     // A failure may have scheduled a retry, due at its time.
     if (end.outcome === 'failed') loop.dueTimeChanged();
     stopTasks(aborted);

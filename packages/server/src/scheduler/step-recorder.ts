@@ -47,8 +47,6 @@ export type StepRecorder = RunSink & {
  * Every value of `masked` (the task's identities') is replaced by a mask in the output before it
  * is stored, also when the process writes it in pieces: the tail of a chunk that may start one is
  * held back until the next chunk, or the step's end, tells.
- *
- * `stored` is called after output is stored, so that live streams show it at once.
  */
 export function createStepRecorder(
   store: Store,
@@ -56,7 +54,6 @@ export function createStepRecorder(
   labels: readonly (string | undefined)[],
   onFlushError: (error: unknown) => void,
   masked: readonly string[] = [],
-  stored: () => void = () => {},
 ): StepRecorder {
   const mask = createOutputMask(masked);
   let pending = '';
@@ -121,7 +118,6 @@ export function createStepRecorder(
       throw error;
     }
     lastFlush = performance.now();
-    stored();
   };
   const flush = (output = takePending()) => {
     if (output.text !== '') enqueue(() => storeOutput(store, output));

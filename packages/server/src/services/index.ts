@@ -16,6 +16,7 @@ import { createProjectService } from './projects.service.js';
 import { createProvisioningService } from './provisioning.service.js';
 import { createResourceService } from './resources.service.js';
 import { createScratchpadService } from './scratchpad.service.js';
+import { createPollingChangeFeed } from './streams/change-feed.js';
 import { createStreamService } from './streams.service.js';
 import { createTaskService } from './tasks.service.js';
 import { createWebhookService } from './webhooks.service.js';
@@ -65,6 +66,11 @@ export interface ServiceOptions {
    * which syncs them too (an installation's hidden rows). Without it, `store`.
    */
   unsynced?: Store;
+  /**
+   * How often live streams check the database for commits besides those the store tells of
+   * (default 2 ms): a test makes it long, so that only the store's word brings a change in time.
+   */
+  changeChecksMs?: number;
 }
 
 /** The use cases over one store; `work` is the scheduler, told about new work. */
@@ -76,6 +82,7 @@ export function createServices(
     schedules = NO_TICKER,
     secrets = createSecretBox(randomBytes(SECRET_KEY_BYTES)),
     unsynced = store,
+    changeChecksMs,
   }: ServiceOptions = {},
 ) {
   const projects = createProjectService(store);
@@ -99,7 +106,7 @@ export function createServices(
     scratchpad: createScratchpadService(store, pipelines),
     identities: createIdentityService(store, secrets, clock),
     provisioning: createProvisioningService(store, clock),
-    streams: createStreamService(store),
+    streams: createStreamService(store, createPollingChangeFeed(store, { intervalMs: changeChecksMs })),
     notifications: createNotificationService(store),
   };
 }

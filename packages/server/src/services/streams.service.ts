@@ -2,7 +2,7 @@ import type { Schemas } from '@pipewright/types';
 import { DomainError } from '../domain/errors.js';
 import { isFinished } from '../domain/execution/statuses.js';
 import { BEFORE_FIRST_CHUNK, type Change, type Store } from '../store/index.js';
-import { type ChangeFeed, createPollingChangeFeed } from './streams/change-feed.js';
+import type { ChangeFeed } from './streams/change-feed.js';
 import {
   type ChangedObject,
   type ChangeFilters,
@@ -68,7 +68,7 @@ function position(value: string | undefined): number | undefined {
  * Streams end when their key stops being valid, their project is deleted, or (output) their task
  * has ended; the HTTP layer ends them when the server stops or their consumer falls behind.
  */
-export function createStreamService(store: Store, feed: ChangeFeed = createPollingChangeFeed(store)) {
+export function createStreamService(store: Store, feed: ChangeFeed) {
   const members = new Set<Member>();
   const byProject = new Map<string, Set<ProjectMember>>();
   const byTask = new Map<string, Set<OutputMember>>();
@@ -198,13 +198,6 @@ export function createStreamService(store: Store, feed: ChangeFeed = createPolli
   };
 
   return {
-    /**
-     * Says that this process has just committed something that streams may show (a task's status,
-     * step output...): it reaches them at once rather than at the feed's next check. Cheap, and
-     * nothing at all while no stream is open.
-     */
-    committed: () => feed.committed(),
-
     /**
      * Opens the stream of a project's changes, from now, or from after `lastEventId` while the
      * change log still holds what followed it (else `start` says `reset`, and it goes on from now).

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { open } from 'node:fs/promises';
 import type { PoolClient, QueryConfig } from 'pg';
 import { createAccountStore } from './accounts.store.js';
@@ -11,6 +12,7 @@ import { type Checkpoints, type Db, type Durability, openDatabase } from './db.j
 import { type Dialect, postgres, sqlite } from './dialect.js';
 import { createEventStore } from './events.store.js';
 import { createIdentityStore } from './identities.store.js';
+import { watchLog } from './log-watch.js';
 import { createNotificationDeliveryStore } from './notification-deliveries.store.js';
 import { createOrganizationStore } from './organizations.store.js';
 import { createPipelineStore } from './pipelines.store.js';
@@ -107,6 +109,13 @@ export interface Store extends Tables {
    * function is called. A SQLite file has one server: never.
    */
   onCommitElsewhere(listener: () => void): () => void;
+  /**
+   * Calls `listener` soon after each commit to the database, of this process or another, until
+   * the returned function is called; several commits may make one call. SQLite: a watch of its
+   * write-ahead log (log-watch.ts), which may call a moment before another process's commit shows.
+   * PostgreSQL: after each commit of this server's stores, and as onCommitElsewhere.
+   */
+  onCommit(listener: () => void): () => void;
   /**
    * Runs `fn` in a transaction that holds the database's write lock from its start, through
    * the stores it is given: those of the store itself would wait for the transaction to end.
@@ -222,6 +231,7 @@ export function createStore(db: Db, checkpoints: Checkpoints = 'auto'): Store {
     changeStamp: createChangeStamp(db),
     // One server per file: what other processes commit (admin commands) the change stamp tells.
     onCommitElsewhere: () => () => {},
+    onCommit: (listener) => (db.memory ? () => {} : watchLog(db.name, listener)),
     // IMMEDIATE: it takes the write lock before reading.
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
@@ -267,8 +277,11 @@ export function createStore(db: Db, checkpoints: Checkpoints = 'auto'): Store {
   };
 }
 
-/** Commits of writes to each PostgreSQL database by this process: its stores' change stamp. */
-const commits = new Map<string, { count: number }>();
+/**
+ * Commits of writes to each PostgreSQL database by each server of this process: its stores'
+ * change stamp, and who is told of each (onCommit).
+ */
+const commits = new Map<string, { count: number; listeners: Set<() => void> }>();
 
 /**
  * The store over a PostgreSQL database (postgres.ts): its queries run on a pool of
@@ -279,7 +292,7 @@ async function openPostgresStore(url: string, durability: Durability, server: st
   const key = `${server}\n${url}`;
   let counter = commits.get(key);
   if (!counter) {
-    counter = { count: 0 };
+    counter = { count: 0, listeners: new Set() };
     commits.set(key, counter);
   }
   const own = counter;
@@ -292,9 +305,12 @@ async function openPostgresStore(url: string, durability: Durability, server: st
   const connection = await connectPostgres(
     url,
     durability,
-    () => {
+    // Told in the context the store is opened in, not the committing transaction's: what a
+    // listener then calls of the stores is not the transaction's doing.
+    AsyncResource.bind(() => {
       own.count += 1;
-    },
+      for (const listener of own.listeners) listener();
+    }),
     (pool) => elsewhere.own(pool),
   ).catch(async (error: unknown) => {
     await elsewhere.release();
@@ -333,6 +349,16 @@ async function openPostgresStore(url: string, durability: Durability, server: st
     // Commits of this process, and of the others as their notifications tell.
     changeStamp: () => `${own.count}:${elsewhere.stamp()}`,
     onCommitElsewhere: (listener) => elsewhere.subscribe(listener),
+    onCommit(listener) {
+      // A listener of its own: the same one given twice is told twice, and stops alone.
+      const told = () => listener();
+      own.listeners.add(told);
+      const stopElsewhere = elsewhere.subscribe(told);
+      return () => {
+        own.listeners.delete(told);
+        stopElsewhere();
+      };
+    },
     transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       gate.checkOutside();
       return gate.exclusive(() =>

@@ -1,11 +1,15 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { connect as tlsConnect } from 'node:tls';
+import { promisify } from 'node:util';
 import { type ApiClient, createClient, type ProjectChange, projectChanges } from '@pipewright/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { command, pipeline, projectWith, task, trigger } from '../helpers/projects.js';
 import { rawRequest } from '../helpers/raw.js';
 import { collect, forwardingProxy } from '../helpers/streams.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, type TestServer, uniqueName } from '../helpers/test-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { onPostgres } from '../postgres/databases.js';
 
 // The stream of a project's changes (GET /changes), read through the client's helper.
 
@@ -291,6 +295,99 @@ describe('streamChanges', () => {
         expect(messages.map(eventId).filter((id) => id !== undefined)).toEqual(events);
     } finally {
       controller.abort();
+    }
+  });
+});
+
+describe('a change committed', () => {
+  // The server checks for commits nobody told of once an hour, and renews its lease as rarely:
+  // only the store's word that something was committed brings a change within the tests' bounds.
+  const rarely = { changeChecksMs: 3_600_000, scheduler: { leaseMs: 3_600_000 } };
+
+  /** A new project of `server`, and its stream of changes, open. */
+  async function watched(server: TestServer) {
+    const { client, project } = await projectWith(server, specs);
+    const controller = new AbortController();
+    const messages = projectChanges(client, {}, { signal: controller.signal });
+    await messages.next();
+    return { client, project, messages, close: () => controller.abort() };
+  }
+
+  /**
+   * Messages read until one makes `done` true, all on the stream first opened: a stream that
+   * failed and was opened again would start anew.
+   */
+  async function readUntil(
+    messages: AsyncIterator<ProjectChange>,
+    done: (message: ProjectChange) => boolean,
+  ) {
+    const seen = await collect(messages, done);
+    expect(seen.filter((message) => message.event === 'start')).toEqual([]);
+    return seen;
+  }
+  const ended = (message: ProjectChange) => message.event === 'pipeline' && FINAL.has(message.data.status);
+
+  it('by the server reaches its streams at once, through to the end of what it runs', async () => {
+    const told = await startTestServer(rarely);
+    try {
+      const { client, messages, close } = await watched(told);
+      const pipelineId = await execute(client);
+      const seen = await readUntil(messages, ended);
+      close();
+      expect(seen.at(-1)?.data).toMatchObject({ id: pipelineId, status: 'successful' });
+    } finally {
+      await told.close();
+    }
+  });
+
+  it.skipIf(onPostgres)('by another process, as an admin command, reaches the streams at once', async () => {
+    const told = await startTestServer(rarely);
+    try {
+      const { client, messages, close } = await watched(told);
+      const pipelineId = await execute(client);
+      await readUntil(messages, ended);
+      // A process of its own writes the SQLite file: it flips the status of the finished pipeline.
+      const script = `const db = new (require(process.argv[1]))(process.argv[2]);
+        db.pragma('busy_timeout = 10000');
+        db.prepare("UPDATE pipelines SET status = 'failed' WHERE id = ?").run(process.argv[3]);`;
+      await promisify(execFile)(process.execPath, [
+        '-e',
+        script,
+        createRequire(import.meta.url).resolve('better-sqlite3'),
+        told.database,
+        pipelineId,
+      ]);
+      const seen = await readUntil(
+        messages,
+        (message) => message.event === 'pipeline' && message.data.status === 'failed',
+      );
+      close();
+      expect(seen.at(-1)?.data).toMatchObject({ id: pipelineId, status: 'failed' });
+    } finally {
+      await told.close();
+    }
+  });
+
+  it.runIf(onPostgres)('by another server reaches the streams at once', async () => {
+    // This server runs nothing: every commit after the stream opens is the other server's.
+    const told = await startTestServer({ ...rarely, scheduler: { ...rarely.scheduler, maxRunningTasks: 0 } });
+    // An instance of its own, as servers of one process are not unless named: it is told of the
+    // other's commits by notification only.
+    const beside = await startTestServer({
+      ...rarely,
+      scheduler: { ...rarely.scheduler, instance: uniqueName('beside') },
+      beside: told,
+    });
+    try {
+      const { project, messages, close } = await watched(told);
+      const id = await push(beside.client(told.adminKey, project.id), 1);
+      const seen = await readUntil(messages, ended);
+      close();
+      expect(seen.some((message) => eventId(message) === id)).toBe(true);
+      expect(seen.at(-1)?.data).toMatchObject({ status: 'successful' });
+    } finally {
+      await beside.close();
+      await told.close();
     }
   });
 });

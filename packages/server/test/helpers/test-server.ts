@@ -88,6 +88,8 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
    * admin key; the database stays until that server closes.
    */
   beside?: TestServer;
+  /** How often live streams check for commits the store did not tell of (default 2 ms). */
+  changeChecksMs?: number;
 };
 
 /**
@@ -98,7 +100,16 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pipewright-test-'));
-  const { scheduler: work, ticker, purger: retention, notifier, logger, beside, ...app } = options;
+  const {
+    scheduler: work,
+    ticker,
+    purger: retention,
+    notifier,
+    logger,
+    beside,
+    changeChecksMs,
+    ...app
+  } = options;
   const databaseFile = onPostgres || beside ? undefined : join(dir, 'pipewright.db');
   const postgres = onPostgres && !beside ? await createTestDatabase() : undefined;
   const database = beside?.database ?? postgres?.url ?? (databaseFile as string);
@@ -121,6 +132,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     notifier,
     app: { validateResponses: true, rateLimit: false, ...app },
     tls: { cert, key },
+    ...(changeChecksMs === undefined ? {} : { changeChecksMs }),
   });
   const { services, store } = server;
   const purger = retention && createPurger(store, retention, retention.clock);

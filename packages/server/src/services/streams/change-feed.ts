@@ -3,10 +3,9 @@ import type { Change, Store } from '../../store/index.js';
 export type { Change } from '../../store/index.js';
 
 /**
- * The committed changes of the whole server, in commit order, numbered by `seq` without gaps.
+ * The committed changes of the whole database, in commit order, numbered by `seq` without gaps.
  * The streams of the API read it; they know nothing of where it comes from. Here it is the
- * SQLite change log that triggers fill (migration 013), whoever commits; a server among
- * several would read the same log from the shared database, or be told by a notification.
+ * change log that triggers fill (migration 013), whoever commits: this server or another.
  */
 export interface ChangeFeed {
   /** The number of the latest change committed (0 before the first): a stream starts after it. */
@@ -27,27 +26,22 @@ export interface ChangeFeed {
     failed: (error: unknown) => void,
     after: number,
   ): () => void;
-  /**
-   * Says that this process has just committed something: the feed looks at once rather than at its
-   * next check. Calls made within one turn of the event loop are looked at together; nobody
-   * listening, it does nothing.
-   */
-  committed(): void;
 }
 
 export interface PollingOptions {
-  /** How often the database is checked for commits while anyone listens (default 2 ms). */
-  intervalMs?: number;
+  /** How often the database is checked for commits while anyone listens, told or not (default 2 ms). */
+  intervalMs?: number | undefined;
   /** Most changes read at once (default 1,000). */
   batch?: number;
 }
 
 /**
- * The change feed of one SQLite database. While someone listens, it looks every `intervalMs`
- * whether anything was committed, by any connection (the store's change stamp: two pragma
- * reads, a few microseconds), and only then reads the log from where it is; `committed` makes
- * it look at once, so that a commit of this process does not wait for the next check. Nobody
- * listening, it costs nothing but the triggers' rows.
+ * The change feed of one database. While someone listens, it looks whether anything was
+ * committed, by any connection (the store's change stamp: on SQLite two pragma reads, a few
+ * microseconds), and only then reads the log from where it is. It looks as soon as the store
+ * tells of a commit (`onCommit`: whoever commits, a change reaches the streams at once), and every
+ * `intervalMs` besides, for a commit told a moment before it shows. Nobody listening, it costs
+ * nothing but the triggers' rows.
  */
 export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
   const intervalMs = options.intervalMs ?? 2;
@@ -55,6 +49,7 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
   const listeners = new Map<(changes: readonly Change[]) => Promise<void>, (error: unknown) => void>();
   let timer: NodeJS.Timeout | undefined;
   let woken: NodeJS.Immediate | undefined;
+  let unwatch: (() => void) | undefined;
   let stamp = '';
   let position = 0;
   // Counts the starts of the feed: a look begun before the latest start reads for no one.
@@ -67,8 +62,10 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
   const stop = () => {
     clearInterval(timer);
     clearImmediate(woken);
+    unwatch?.();
     timer = undefined;
     woken = undefined;
+    unwatch = undefined;
   };
   const read = async (started: number) => {
     const current = store.changeStamp();
@@ -107,17 +104,19 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
       });
   };
 
+  /** A commit was told: one look for all those told within a turn of the event loop. */
+  const told = () => {
+    if (listeners.size === 0 || woken) return;
+    woken = setImmediate(() => {
+      woken = undefined;
+      poll();
+    });
+  };
+
   return {
     latest: () => store.changes.latest(),
     oldest: () => store.changes.oldest(),
     read: (after, limit) => store.changes.after(after, limit),
-    committed() {
-      if (listeners.size === 0 || woken) return;
-      woken = setImmediate(() => {
-        woken = undefined;
-        poll();
-      });
-    },
     subscribe(listener, failed, after) {
       if (listeners.size === 0) {
         // From `after` on: whatever was committed before is for `read`. The first look reads the
@@ -127,6 +126,7 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
         position = after;
         timer = setInterval(poll, intervalMs);
         timer.unref();
+        unwatch = store.onCommit(told);
       }
       listeners.set(listener, failed);
       return () => {

@@ -1,26 +1,40 @@
-import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type Change, createPollingChangeFeed } from '../../../../src/services/streams/change-feed.js';
 import { openDatabase } from '../../../../src/store/db.js';
 import { createStore } from '../../../../src/store/index.js';
 import { waitFor } from '../../../helpers/wait.js';
 
-// A commit of the server's own process reaches the feed's listeners at once when it says so,
-// rather than at the feed's next check: here the checks are an hour apart.
+// A commit reaches the feed's listeners as soon as the store tells of it, whoever commits: this
+// connection, another of this process, or another process. Here the feed's own checks are an hour
+// apart, so only the store's word can bring a change within the tests' bounds.
 
-/** A database with a project, and a way to commit an event to it. */
+const INSERT_EVENT = `INSERT INTO events (id, org_id, project_id, creation_time, event_time, connector, name, data)
+  VALUES (?, 'o', 'p', 't', 't', 'custom', 'push', '{}')`;
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A database file with a project, its store, and a way to commit an event through its connection. */
 function database() {
-  const db = openDatabase(':memory:');
+  const dir = mkdtempSync(join(tmpdir(), 'change-feed-'));
+  dirs.push(dir);
+  const file = join(dir, 'db.sqlite');
+  const db = openDatabase(file);
   db.exec(`INSERT INTO organizations (id, name, creation_time) VALUES ('o', 'o', 't');
            INSERT INTO projects (id, org_id, name) VALUES ('p', 'o', 'p')`);
-  const insertEvent = db.prepare<[string]>(
-    `INSERT INTO events (id, org_id, project_id, creation_time, event_time, connector, name, data)
-     VALUES (?, 'o', 'p', 't', 't', 'custom', 'push', '{}')`,
-  );
-  return { store: createStore(db), insertEvent };
+  const insertEvent = db.prepare<[string]>(INSERT_EVENT);
+  return { file, store: createStore(db), insertEvent };
 }
 
 async function world() {
-  const { store, insertEvent } = database();
+  const { file, store, insertEvent } = database();
   const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000 });
   const batches: (readonly Change[])[] = [];
   const unsubscribe = feed.subscribe(
@@ -33,31 +47,39 @@ async function world() {
     await feed.latest(),
   );
   const eventsSeen = () => batches.map((changes) => changes.map((change) => change.id));
-  return { feed, insertEvent, eventsSeen, unsubscribe };
+  return { file, insertEvent, eventsSeen, unsubscribe };
 }
 
+const batchesOf = (eventsSeen: () => string[][], count: number) =>
+  waitFor(
+    async () => eventsSeen(),
+    (batches) => batches.length >= count,
+    10_000,
+  );
+
 describe('change feed', () => {
-  it('reads at once what this process says it committed, in one batch per turn of the event loop', async () => {
-    const { feed, insertEvent, eventsSeen, unsubscribe } = await world();
+  it('reads at once what this process commits, in one batch for the commits of one turn of the event loop', async () => {
+    const { insertEvent, eventsSeen, unsubscribe } = await world();
     insertEvent.run('e1');
-    feed.committed();
     insertEvent.run('e2');
-    feed.committed();
-    const seen = await waitFor(
-      async () => eventsSeen(),
-      (batches) => batches.length > 0,
-      10_000,
-    );
-    expect(seen).toEqual([['e1', 'e2']]);
+    expect(await batchesOf(eventsSeen, 1)).toEqual([['e1', 'e2']]);
     insertEvent.run('e3');
-    feed.committed();
-    expect(
-      await waitFor(
-        async () => eventsSeen(),
-        (batches) => batches.length > 1,
-        10_000,
-      ),
-    ).toEqual([['e1', 'e2'], ['e3']]);
+    expect(await batchesOf(eventsSeen, 2)).toEqual([['e1', 'e2'], ['e3']]);
+    unsubscribe();
+  });
+
+  it('reads at once what another connection or another process commits', async () => {
+    const { file, eventsSeen, unsubscribe } = await world();
+    const other = openDatabase(file);
+    other.prepare(INSERT_EVENT).run('e1');
+    expect(await batchesOf(eventsSeen, 1)).toEqual([['e1']]);
+    other.close();
+    // A process of its own, as an admin command is.
+    const script = `const db = new (require('better-sqlite3'))(process.argv[1]);
+      db.pragma('busy_timeout = 5000');
+      db.prepare(${JSON.stringify(INSERT_EVENT)}).run('e2');`;
+    await promisify(execFile)(process.execPath, ['-e', script, file]);
+    expect(await batchesOf(eventsSeen, 2)).toEqual([['e1'], ['e2']]);
     unsubscribe();
   });
 
@@ -84,12 +106,8 @@ describe('change feed', () => {
       },
       known,
     );
-    feed.committed();
-    // Asked for while the listener is busy with the first batch.
-    setImmediate(() => {
-      insertEvent.run('e3');
-      feed.committed();
-    });
+    // Committed while the listener is busy with the first batch; it also tells the feed to look.
+    setImmediate(() => insertEvent.run('e3'));
     expect(
       await waitFor(
         async () => [...seen],
