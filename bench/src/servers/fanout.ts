@@ -2,9 +2,10 @@
 // SQLite file given, or the PostgreSQL database of the URL given), the plain way. Every GET gets
 // a stream; whenever another connection has committed, it reads the pipelines the change log
 // names since, and writes each row as a message to every stream with `res.write`. It learns of
-// commits as Pipewright's feed does: on SQLite, by checking `PRAGMA data_version` every 2 ms; on
-// PostgreSQL, by listening on the channel every writing commit notifies. No authentication,
-// filters, resume, heartbeats or limits.
+// commits as Pipewright's feed does: on SQLite, by a watch of the write-ahead log, and by checking
+// `PRAGMA data_version` every 2 ms; on PostgreSQL, by listening on the channel every writing
+// commit notifies. No authentication, filters, resume, heartbeats or limits.
+import { watch } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -49,12 +50,15 @@ if (/^postgres(ql)?:\/\//.test(target)) {
   const pipeline = db.prepare<[string], Record<string, unknown>>(PIPELINE);
   let version = dataVersion.get();
   after = db.prepare<[], { seq: number | null }>(LATEST).get()?.seq ?? 0;
-  setInterval(() => {
+  const check = () => {
     const current = dataVersion.get();
     if (current === version) return;
     version = current;
     for (const change of changedPipelines.all(after)) send(change.seq, pipeline.get(change.id));
-  }, 2);
+  };
+  setInterval(check, 2);
+  // Told when the write-ahead log is written, as ours is: a look on the next turn of the loop.
+  watch(`${target}-wal`, { persistent: false }, () => setImmediate(check));
 }
 
 createServer((req, res) => {
