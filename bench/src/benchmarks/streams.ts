@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Context, Row } from '../lib/context.js';
@@ -78,6 +80,36 @@ async function latencies(readers: Readers, samples: number, commit: () => Promis
 }
 
 /**
+ * From a byte sent to servers/fanout-floor.ts to its message read on each of `count` streams, in
+ * ms, `samples` times, with the servers `stopped` stopped meanwhile: what a fan-out costs this
+ * machine, whoever the server.
+ */
+async function fanOutFloor(data: string, count: number, samples: number, stopped: ServerProcess[]) {
+  const floor = await startServer([join(SERVERS_DIR, 'fanout-floor.js'), data]);
+  for (const other of stopped) other.child.kill('SIGSTOP');
+  try {
+    const { hostname, port } = new URL(floor.baseUrl);
+    const readers = await startReaders(
+      { port: Number(port), host: hostname, marker: 'event: pipeline\n', timed: true },
+      Array.from({ length: count }, () => `GET / HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`),
+    );
+    const trigger = connect({ port: Number(port), host: hostname, noDelay: true });
+    await once(trigger, 'connect');
+    trigger.write('TRIGGER');
+    await once(trigger, 'data');
+    const measured = await latencies(readers, samples, async () => {
+      trigger.write('x');
+    });
+    trigger.destroy();
+    await readers.close();
+    return measured;
+  } finally {
+    for (const other of stopped) other.child.kill('SIGCONT');
+    await floor.stop();
+  }
+}
+
+/**
  * Live streams (GET /v0/changes): from a pipeline's status committed (by another connection, as the
  * scheduler's) to the message read by every client, with 1, 100 and 500 streams open, against a bare
  * node:http server streaming the same database (servers/fanout.ts); the server's memory per idle
@@ -123,6 +155,7 @@ export async function streams(context: Context): Promise<Row[]> {
     const commit = () => flip(target);
     const open = (to: ServerProcess, count: number) =>
       openStreams(to.baseUrl, keys, projectId, count, `&pipeline_id=${target}`, 'pipeline', true);
+    let oursAt500: number[] = [];
     try {
       for (const count of [1, 100, 500]) {
         const samples = context.quick ? 20 : count === 500 ? 60 : 150;
@@ -146,6 +179,7 @@ export async function streams(context: Context): Promise<Row[]> {
         }
         server.child.kill('SIGCONT');
         if (count === 500) {
+          oursAt500 = measured.ours;
           rows.push({
             benchmark: 'streams',
             metric: `server memory per open idle stream (${count} open)`,
@@ -174,6 +208,22 @@ export async function streams(context: Context): Promise<Row[]> {
             ...(count === 500 ? { goal: `< ${goal} ms`, met: ours < goal } : {}),
           });
         }
+      }
+      // The machine's floor at 500 streams, ours and the baseline stopped: the same readers, a
+      // message of the same size written by a bare loop at a byte of the benchmark's.
+      const { data: shown } = await admin.GET('/pipelines/id/{id}', { params: { path: { id: target } } });
+      const floor = await fanOutFloor(JSON.stringify(shown), 500, context.quick ? 20 : 60, [server, bare]);
+      for (const p of [50, 99]) {
+        const [ours, baseline] = [percentile(oursAt500, p), percentile(floor, p)];
+        rows.push({
+          benchmark: 'streams',
+          metric: `status committed -> message read, 500 streams, p${p}, against the machine's floor`,
+          ours,
+          baseline,
+          baselineName: 'node:net write loop',
+          ratio: ours / baseline,
+          unit: 'ms',
+        });
       }
     } finally {
       bare.child.kill('SIGCONT');
