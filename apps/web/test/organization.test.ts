@@ -214,7 +214,9 @@ describe('pipelines view', () => {
     await page.goto(shared);
     await signIn(server.apiKey);
     await page.getByRole('link', { name: 'release' }).first().waitFor(WAIT);
-    expect(await page.getByLabel('Command').inputValue()).toBe(command?.id);
+    // The list may come before the commands the filter's menu offers: the menu shows the command
+    // once they are in.
+    await expect.poll(() => page.getByLabel('Command').inputValue(), WAIT).toBe(command?.id);
     expect(await page.getByLabel('Created from').inputValue()).toBe(day);
     expect(await page.getByRole('link', { name: 'check' }).count()).toBe(0);
 
