@@ -35,13 +35,19 @@ export interface PollingOptions {
   batch?: number;
 }
 
+/** After a commit told that does not show yet, the feed looks again this soon, then twice as late... */
+const FIRST_RECHECK_MS = 1;
+/** ...until it shows, or past this delay: ten looks within a second, for a commit slow to sync. */
+const LAST_RECHECK_MS = 512;
+
 /**
  * The change feed of one database. While someone listens, it looks whether anything was
  * committed, by any connection (the store's change stamp: on SQLite two pragma reads, a few
  * microseconds), and only then reads the log from where it is. It looks as soon as the store
  * tells of a commit (`onCommit`: whoever commits, a change reaches the streams at once), and every
- * `intervalMs` besides, for a commit told a moment before it shows. Nobody listening, it costs
- * nothing but the triggers' rows.
+ * `intervalMs` besides. Another process's commit may be told a moment before it shows (its last
+ * frame is written before it is published), so a look told of a commit that finds nothing looks
+ * again shortly, whatever `intervalMs`. Nobody listening, it costs nothing but the triggers' rows.
  */
 export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
   const intervalMs = options.intervalMs ?? 2;
@@ -49,6 +55,9 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
   const listeners = new Map<(changes: readonly Change[]) => Promise<void>, (error: unknown) => void>();
   let timer: NodeJS.Timeout | undefined;
   let woken: NodeJS.Immediate | undefined;
+  let recheck: NodeJS.Timeout | undefined;
+  // The delay of the next look for a commit told that did not show; 0 when none is awaited.
+  let recheckMs = 0;
   let unwatch: (() => void) | undefined;
   let stamp = '';
   let position = 0;
@@ -62,23 +71,38 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
   const stop = () => {
     clearInterval(timer);
     clearImmediate(woken);
+    clearTimeout(recheck);
     unwatch?.();
     timer = undefined;
     woken = undefined;
+    recheck = undefined;
+    recheckMs = 0;
     unwatch = undefined;
   };
-  const read = async (started: number) => {
+  /** Reads what was committed since the last look, if anything: says whether anything was. */
+  const read = async (started: number): Promise<boolean> => {
     const current = store.changeStamp();
-    if (current === stamp) return;
+    if (current === stamp) return false;
     stamp = current;
+    recheckMs = 0;
     for (;;) {
       const changes = await store.changes.after(position, batch);
       const last = changes.at(-1);
-      if (!last || generation !== started) return;
+      if (!last || generation !== started) return true;
       position = last.seq;
       for (const listener of listeners.keys()) await listener(changes);
-      if (changes.length < batch || listeners.size === 0) return;
+      if (changes.length < batch || listeners.size === 0) return true;
     }
+  };
+  /** A commit was told and nothing showed: one more look soon, unless one is due already. */
+  const lookAgain = () => {
+    if (recheck || recheckMs === 0 || recheckMs > LAST_RECHECK_MS) return;
+    recheck = setTimeout(() => {
+      recheck = undefined;
+      poll();
+    }, recheckMs);
+    recheck.unref();
+    recheckMs *= 2;
   };
   const poll = () => {
     if (looking) {
@@ -88,6 +112,9 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
     looking = true;
     const started = generation;
     read(started)
+      .then((changed) => {
+        if (!changed && generation === started) lookAgain();
+      })
       .catch((error: unknown) => {
         // A look of a feed stopped since fails none of its new listeners: their own looks tell.
         if (generation !== started) return;
@@ -106,7 +133,9 @@ export function createPollingChangeFeed(store: Store, options: PollingOptions = 
 
   /** A commit was told: one look for all those told within a turn of the event loop. */
   const told = () => {
-    if (listeners.size === 0 || woken) return;
+    if (listeners.size === 0) return;
+    recheckMs = FIRST_RECHECK_MS;
+    if (woken) return;
     woken = setImmediate(() => {
       woken = undefined;
       poll();

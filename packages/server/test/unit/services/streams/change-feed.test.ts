@@ -83,6 +83,56 @@ describe('change feed', () => {
     unsubscribe();
   });
 
+  it('looks again, soon, for a commit told before it shows', async () => {
+    // Another process's commit can be told as its last frame is written, before it is published.
+    // Here the store tells of a commit that is made only once the feed has looked and found nothing.
+    const { file, store } = database();
+    let tell = () => {};
+    let looks = 0;
+    const early = {
+      ...store,
+      onCommit: (listener: () => void) => {
+        tell = listener;
+        return () => {};
+      },
+      changeStamp: () => {
+        looks += 1;
+        return store.changeStamp();
+      },
+    };
+    const feed = createPollingChangeFeed(early, { intervalMs: 3_600_000 });
+    const seen: string[] = [];
+    const unsubscribe = feed.subscribe(
+      async (changes) => {
+        seen.push(...changes.map((change) => change.id));
+      },
+      (error) => {
+        throw error;
+      },
+      await feed.latest(),
+    );
+    // The first look reads the log whatever the stamp; the second, told, finds nothing.
+    for (const count of [1, 2]) {
+      tell();
+      await waitFor(
+        async () => looks,
+        (made) => made >= count,
+        10_000,
+      );
+    }
+    const other = openDatabase(file);
+    other.prepare(INSERT_EVENT).run('e1');
+    other.close();
+    expect(
+      await waitFor(
+        async () => [...seen],
+        (ids) => ids.length >= 1,
+        10_000,
+      ),
+    ).toEqual(['e1']);
+    unsubscribe();
+  });
+
   it('starts after the change its subscriber knew of, and hands its listener one batch at a time', async () => {
     const { store, insertEvent } = database();
     const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000, batch: 1 });
