@@ -167,6 +167,50 @@ describe('streamChanges', () => {
     );
   });
 
+  it('sends each of the streams open together what its own filters select', async () => {
+    const { client } = await projectWith(server, [
+      ...specs.slice(0, 3),
+      pipeline('other', [{ task: 'noop' }]),
+      trigger('on-push', 'push', ['other']),
+    ]);
+    const controller = new AbortController();
+    const open = (filters: { pipeline_name?: string; status?: 'successful' }) =>
+      projectChanges(client, filters, { signal: controller.signal });
+    // Streams of one project are delivered each batch together, those with the same filters alike.
+    const streams = [
+      open({}),
+      open({}),
+      open({ pipeline_name: 'quick' }),
+      open({ pipeline_name: 'other' }),
+      open({ status: 'successful' }),
+    ];
+    for (const stream of streams) await stream.next();
+    const quick = await execute(client);
+    await push(client, 1);
+    /** Read until `count` pipelines have ended successfully. */
+    const ended = (count: number) => {
+      const seen = new Set<string>();
+      return (message: ProjectChange) => {
+        if (message.event === 'pipeline' && message.data.status === 'successful') seen.add(message.data.id);
+        return seen.size === count;
+      };
+    };
+    const [all, again, quickOnly, otherOnly, successful] = (
+      await Promise.all(streams.map((stream, n) => collect(stream, ended(n < 2 || n === 4 ? 2 : 1))))
+    ).map((messages) => messages.map(shown));
+    controller.abort();
+    const other = all?.find(([event, id]) => event === 'pipeline' && id !== quick)?.[1];
+    /** What the unfiltered stream sent that `keep` selects, as far as `messages` went. */
+    const selected = (keep: (message: ReturnType<typeof shown>) => boolean, messages = [] as unknown[]) =>
+      all?.filter(keep).slice(0, messages.length);
+    expect(again).toEqual(all);
+    expect(quickOnly?.at(-1)).toEqual(['pipeline', quick, 'successful']);
+    expect(quickOnly).toEqual(selected(([, id]) => id === quick, quickOnly));
+    expect(otherOnly?.at(-1)).toEqual(['pipeline', other, 'successful']);
+    expect(otherOnly).toEqual(selected(([, id]) => id === other, otherOnly));
+    expect(successful).toEqual(selected(([, , status]) => status === 'successful', successful));
+  });
+
   it('takes the project as a query parameter, and needs it somewhere', async () => {
     const { project } = await projectWith(server, specs);
     const headers = { authorization: `Bearer ${server.adminKey}` };
