@@ -68,7 +68,7 @@ export interface ServiceOptions {
   unsynced?: Store;
   /**
    * How often live streams check the database for commits besides those the store tells of
-   * (default 2 ms): a test makes it long, so that only the store's word brings a change in time.
+   * (default 100 ms): a test makes it long, so that only the store's word brings a change in time.
    */
   changeChecksMs?: number;
 }

@@ -88,7 +88,7 @@ export type TestServerOptions = Partial<Omit<AppOptions, 'services'>> & {
    * admin key; the database stays until that server closes.
    */
   beside?: TestServer;
-  /** How often live streams check for commits the store did not tell of (default 2 ms). */
+  /** How often live streams check for commits the store did not tell of (default 100 ms). */
   changeChecksMs?: number;
 };
 

@@ -29,11 +29,18 @@ export interface ChangeFeed {
 }
 
 export interface PollingOptions {
-  /** How often the database is checked for commits while anyone listens, told or not (default 2 ms). */
+  /** How often the database is checked for commits while anyone listens, told or not (default 100 ms). */
   intervalMs?: number | undefined;
   /** Most changes read at once (default 1,000). */
   batch?: number;
 }
+
+/**
+ * Between two checks for commits nobody told of: every commit is told at once, unless the store
+ * cannot tell (a watch the system refused, its inotify watches used up; an in-memory database).
+ * Checks every few milliseconds would cost a core a few percent for as long as a stream is open.
+ */
+const CHECK_MS = 100;
 
 /** After a commit told that does not show yet, the feed looks again this soon, then twice as late... */
 const FIRST_RECHECK_MS = 1;
@@ -50,7 +57,7 @@ const LAST_RECHECK_MS = 512;
  * again shortly, whatever `intervalMs`. Nobody listening, it costs nothing but the triggers' rows.
  */
 export function createPollingChangeFeed(store: Store, options: PollingOptions = {}): ChangeFeed {
-  const intervalMs = options.intervalMs ?? 2;
+  const intervalMs = options.intervalMs ?? CHECK_MS;
   const batch = options.batch ?? 1000;
   const listeners = new Map<(changes: readonly Change[]) => Promise<void>, (error: unknown) => void>();
   let timer: NodeJS.Timeout | undefined;
