@@ -260,11 +260,33 @@ export async function streams(context: Context): Promise<Row[]> {
     const totals = await quiet(fanOut, 60_000);
     await fanOut.close();
     await db.close();
+    // Idle: the server's CPU while one stream is open and nothing changes, against none open.
+    const idleSeconds = context.quick ? 2 : 5;
+    const cpuPercent = async () => {
+      const before = server.cpuMs();
+      await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+      return (server.cpuMs() - before) / (idleSeconds * 10);
+    };
+    context.log(`the server idle for ${idleSeconds} s, with no stream open, then one`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const withNone = await cpuPercent();
+    const idle = await openStreams(server.baseUrl, keys, projectId, 1, '', 'pipeline', false);
+    const withOne = await cpuPercent();
+    await idle.close();
     rows.push({
       benchmark: 'streams',
       metric: `messages fanned out per second to 100 streams (${committed.toLocaleString('en')} changes committed in ${seconds} s)`,
       ours: totals.received / ((totals.lastArrival - began) / 1000),
       unit: 'msg/s',
+    });
+    rows.push({
+      benchmark: 'streams',
+      metric: `server CPU over ${idleSeconds} s with one idle stream open`,
+      ours: withOne,
+      baseline: withNone,
+      baselineName: 'none open',
+      ratio: withOne / withNone,
+      unit: '% of a core',
     });
     return rows;
   } finally {

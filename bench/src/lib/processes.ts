@@ -7,6 +7,8 @@ export interface ServerProcess {
   baseUrl: string;
   /** Resident memory now, in MiB. */
   rssMiB(): number;
+  /** CPU time it has used so far, its threads' user and system time, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export function startServer(argv: string[], env: Record<string, string> = {}): P
           child,
           baseUrl: url.replace(/\/v0$/, ''),
           rssMiB: () => rssMiB(child.pid ?? 0),
+          cpuMs: () => cpuMs(child.pid ?? 0),
           stop: () =>
             new Promise((done) => {
               // Ended already, by itself or killed (a killed child has a signal, no exit code).
@@ -63,4 +66,13 @@ function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
   return kib / 1024;
+}
+
+/** Ticks of CPU time per second in /proc (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+function cpuMs(pid: number): number {
+  // The fields after the command's name, whose closing parenthesis ends it: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
