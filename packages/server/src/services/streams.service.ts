@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Schemas } from '@pipewright/types';
 import { DomainError } from '../domain/errors.js';
 import { isFinished } from '../domain/execution/statuses.js';
@@ -22,6 +23,14 @@ import { chunkFrom, type OutputPosition, outputData, taskState } from './streams
 const CATCH_UP_CHANGES = 1000;
 /** Chunks of output (16 KiB at most each) read at once. */
 const OUTPUT_CHUNKS = 64;
+/**
+ * Streams a batch of changes is written to before the fan-out lets the server's other work run
+ * (1-2 ms of writes): a project with thousands of open streams does not hold the thread that
+ * answers everyone else's requests for the whole of each fan-out.
+ */
+export const STREAMS_PER_TURN = 100;
+/** Whether a fan-out that has served `served` streams lets other work run before the next. */
+const turnIsOver = (served: number) => served > 0 && served % STREAMS_PER_TURN === 0;
 
 /** A stream as the service keeps it while it is open. */
 interface Member {
@@ -135,14 +144,14 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
     deletedProjects: Set<string>,
     taskProjects: Set<string>,
   ): Promise<void> {
+    let checked = 0;
     for (const member of [...members]) {
       const { principal, project, stillAuthorized } = member.request;
       if (deletedProjects.has(project.id)) member.end('project_deleted');
-      else if (
-        (accessOrgs.has(principal.orgId) || (principal.projectId && taskProjects.has(project.id))) &&
-        !(await stillAuthorized())
-      ) {
-        member.end('access_revoked');
+      else if (accessOrgs.has(principal.orgId) || (principal.projectId && taskProjects.has(project.id))) {
+        if (turnIsOver(checked)) await nextTurn();
+        checked += 1;
+        if (!(await stillAuthorized())) member.end('access_revoked');
       }
     }
   }
@@ -152,6 +161,7 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
     lastSeq: number,
     outputTasks: Set<string>,
   ): Promise<void> {
+    let written = 0;
     for (const [projectId, streams] of byProject) {
       const projectChanges = changesOf.get(projectId);
       let objects: ChangedObject[] = [];
@@ -164,7 +174,11 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
         for (const member of [...streams]) member.abandon();
         continue;
       }
-      for (const member of [...streams]) guarded(member, () => member.deliver(objects, lastSeq));
+      for (const member of [...streams]) {
+        if (turnIsOver(written)) await nextTurn();
+        written += 1;
+        guarded(member, () => member.deliver(objects, lastSeq));
+      }
     }
     for (const taskId of outputTasks) {
       for (const member of [...(byTask.get(taskId) ?? [])]) guarded(member, () => member.wake());

@@ -1,40 +1,17 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Change, createPollingChangeFeed } from '../../../../src/services/streams/change-feed.js';
 import { openDatabase } from '../../../../src/store/db.js';
-import { createStore } from '../../../../src/store/index.js';
+import { eventDatabase, INSERT_EVENT } from '../../../helpers/event-database.js';
 import { waitFor } from '../../../helpers/wait.js';
 
 // A commit reaches the feed's listeners as soon as the store tells of it, whoever commits: this
 // connection, another of this process, or another process. Here the feed's own checks are an hour
 // apart, so only the store's word can bring a change within the tests' bounds.
 
-const INSERT_EVENT = `INSERT INTO events (id, org_id, project_id, creation_time, event_time, connector, name, data)
-  VALUES (?, 'o', 'p', 't', 't', 'custom', 'push', '{}')`;
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A database file with a project, its store, and a way to commit an event through its connection. */
-function database() {
-  const dir = mkdtempSync(join(tmpdir(), 'change-feed-'));
-  dirs.push(dir);
-  const file = join(dir, 'db.sqlite');
-  const db = openDatabase(file);
-  db.exec(`INSERT INTO organizations (id, name, creation_time) VALUES ('o', 'o', 't');
-           INSERT INTO projects (id, org_id, name) VALUES ('p', 'o', 'p')`);
-  const insertEvent = db.prepare<[string]>(INSERT_EVENT);
-  return { file, store: createStore(db), insertEvent };
-}
-
 async function world() {
-  const { file, store, insertEvent } = database();
+  const { file, store, insertEvent } = eventDatabase();
   const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000 });
   const batches: (readonly Change[])[] = [];
   const unsubscribe = feed.subscribe(
@@ -60,10 +37,10 @@ const batchesOf = (eventsSeen: () => string[][], count: number) =>
 describe('change feed', () => {
   it('reads at once what this process commits, in one batch for the commits of one turn of the event loop', async () => {
     const { insertEvent, eventsSeen, unsubscribe } = await world();
-    insertEvent.run('e1');
-    insertEvent.run('e2');
+    insertEvent('e1');
+    insertEvent('e2');
     expect(await batchesOf(eventsSeen, 1)).toEqual([['e1', 'e2']]);
-    insertEvent.run('e3');
+    insertEvent('e3');
     expect(await batchesOf(eventsSeen, 2)).toEqual([['e1', 'e2'], ['e3']]);
     unsubscribe();
   });
@@ -86,7 +63,7 @@ describe('change feed', () => {
   it('looks again, soon, for a commit told before it shows', async () => {
     // Another process's commit can be told as its last frame is written, before it is published.
     // Here the store tells of a commit that is made only once the feed has looked and found nothing.
-    const { file, store } = database();
+    const { file, store } = eventDatabase();
     let tell = () => {};
     let looks = 0;
     const early = {
@@ -134,12 +111,12 @@ describe('change feed', () => {
   });
 
   it('starts after the change its subscriber knew of, and hands its listener one batch at a time', async () => {
-    const { store, insertEvent } = database();
+    const { store, insertEvent } = eventDatabase();
     const feed = createPollingChangeFeed(store, { intervalMs: 3_600_000, batch: 1 });
     const known = await feed.latest();
     // Committed after the subscriber read the log, before it subscribed: delivered all the same.
-    insertEvent.run('e1');
-    insertEvent.run('e2');
+    insertEvent('e1');
+    insertEvent('e2');
     const seen: string[] = [];
     let busy = false;
     let overlapped = false;
@@ -157,7 +134,7 @@ describe('change feed', () => {
       known,
     );
     // Committed while the listener is busy with the first batch; it also tells the feed to look.
-    setImmediate(() => insertEvent.run('e3'));
+    setImmediate(() => insertEvent('e3'));
     expect(
       await waitFor(
         async () => [...seen],
