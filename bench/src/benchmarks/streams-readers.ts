@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { databaseArgs, type Pipewright, SERVER_BIN } from '../lib/pipewright.js';
 
 /** What a reader thread is given: its streams' requests, and the marker of the messages it counts. */
 export interface ReaderSetup {
@@ -103,3 +106,54 @@ export async function startReaders(setup: Omit<ReaderSetup, 'requests'>, request
 }
 
 export type Readers = Awaited<ReturnType<typeof startReaders>>;
+
+/** The server's cap of streams per key (its default): the streams are spread over keys. */
+const STREAMS_PER_KEY = 100;
+
+/**
+ * Keys enough for `streams` streams of the default organization: the server's first key, then those
+ * of new accounts, made by the server program's admin command.
+ */
+export async function streamKeys(server: Pipewright, streams: number): Promise<string[]> {
+  const keys = [server.apiKey];
+  for (let n = 1; n < Math.ceil(streams / STREAMS_PER_KEY); n += 1) {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      SERVER_BIN,
+      'create-account',
+      '--organization',
+      'default',
+      '--email',
+      `streams-${n}@bench.test`,
+      '--role',
+      'user',
+      ...databaseArgs(server),
+    ]);
+    keys.push(stdout.trim().split('\n').at(-1) as string);
+  }
+  return keys;
+}
+
+/**
+ * `count` streams of the project's changes on raw connections, spread over keys, read by reader
+ * threads (streams-reader.ts) that time or count the messages of type `event`: the lightest client
+ * one process can be for hundreds of streams (the typed client's parsing would weigh on the figures
+ * as much as the server). The baseline takes the same requests and ignores what they ask.
+ */
+export function openStreams(
+  baseUrl: string,
+  keys: string[],
+  projectId: string,
+  count: number,
+  query: string,
+  event: string,
+  timed: boolean,
+) {
+  const { hostname, port } = new URL(baseUrl);
+  const requests = Array.from(
+    { length: count },
+    (_, n) =>
+      `GET /v0/changes?project_id=${projectId}${query} HTTP/1.1\r\nHost: ${hostname}\r\n` +
+      `Authorization: Bearer ${keys[Math.floor(n / STREAMS_PER_KEY)]}\r\n\r\n`,
+  );
+  return startReaders({ port: Number(port), host: hostname, marker: `event: ${event}\n`, timed }, requests);
+}

@@ -1,16 +1,11 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Context, Row } from '../lib/context.js';
 import { databaseTarget, one, writerOf } from '../lib/database.js';
 import {
-  databaseArgs,
   installProject,
-  type Pipewright,
   resourceId,
-  SERVER_BIN,
   SERVERS_DIR,
   startPipewright,
   trivialTask,
@@ -18,51 +13,7 @@ import {
 } from '../lib/pipewright.js';
 import { type ServerProcess, startServer } from '../lib/processes.js';
 import { percentile } from '../lib/stats.js';
-import { nowMs, type Readers, startReaders } from './streams-readers.js';
-
-/** The server's cap of streams per key (its default): the streams are spread over keys. */
-const STREAMS_PER_KEY = 100;
-
-/** A key of a new account of the default organization, made by the server program's admin command. */
-async function newKey(server: Pipewright, n: number): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    SERVER_BIN,
-    'create-account',
-    '--organization',
-    'default',
-    '--email',
-    `streams-${n}@bench.test`,
-    '--role',
-    'user',
-    ...databaseArgs(server),
-  ]);
-  return stdout.trim().split('\n').at(-1) as string;
-}
-
-/**
- * `count` streams of the project's changes on raw connections, spread over keys, read by reader
- * threads (streams-readers.ts) that time or count the messages of type `event`: the lightest client
- * one process can be for hundreds of streams (the typed client's parsing would weigh on the figures
- * as much as the server). The baseline takes the same requests and ignores what they ask.
- */
-function openStreams(
-  baseUrl: string,
-  keys: string[],
-  projectId: string,
-  count: number,
-  query: string,
-  event: string,
-  timed: boolean,
-) {
-  const { hostname, port } = new URL(baseUrl);
-  const requests = Array.from(
-    { length: count },
-    (_, n) =>
-      `GET /v0/changes?project_id=${projectId}${query} HTTP/1.1\r\nHost: ${hostname}\r\n` +
-      `Authorization: Bearer ${keys[Math.floor(n / STREAMS_PER_KEY)]}\r\n\r\n`,
-  );
-  return startReaders({ port: Number(port), host: hostname, marker: `event: ${event}\n`, timed }, requests);
-}
+import { nowMs, openStreams, type Readers, startReaders, streamKeys } from './streams-readers.js';
 
 /** The totals of `readers` once the messages stop coming: 200 ms without one (within `timeoutMs`). */
 async function quiet(readers: Readers, timeoutMs: number) {
@@ -155,8 +106,7 @@ export async function streams(context: Context): Promise<Row[]> {
         `UPDATE pipelines SET status = CASE status WHEN 'successful' THEN 'failed' ELSE 'successful' END WHERE id = ?`,
         id,
       );
-    const keys = [server.apiKey];
-    for (let n = 1; n < 5; n += 1) keys.push(await newKey(server, n));
+    const keys = await streamKeys(server, 500);
     const rows: Row[] = [];
 
     // Ours and the baseline in turn, with the same readers and the same commits. Each is stopped

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import type { Context, Row } from '../lib/context.js';
+import { one, writerOf } from '../lib/database.js';
 import { executeAndWait } from '../lib/execute.js';
 import {
   databaseArgs,
@@ -11,8 +12,10 @@ import {
   SERVER_BIN,
   startPipewright,
   trivialTask,
+  until,
 } from '../lib/pipewright.js';
 import { alternate, median, percentile } from '../lib/stats.js';
+import { openStreams, streamKeys } from './streams-readers.js';
 import type { FromProbe, ProbeSetup, ToProbe } from './tenant-stall-probe.js';
 
 const run = promisify(execFile);
@@ -95,7 +98,7 @@ async function probed(
   });
 }
 
-/** A project with one pipeline `p` of `entries` and a command `go` starting it; returns a client and the command. */
+/** A project with one pipeline `p` of `entries` and a command `go` starting it; returns it, a client and the command. */
 async function pipelineProject(server: Pipewright, name: string, entries: unknown[]) {
   const projectId = await installProject(server, name, [
     trivialTask,
@@ -103,7 +106,7 @@ async function pipelineProject(server: Pipewright, name: string, entries: unknow
     { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines: ['p'] } },
   ]);
   const client = server.client(projectId);
-  return { client, commandId: await resourceId(client, 'command', 'go') };
+  return { projectId, client, commandId: await resourceId(client, 'command', 'go') };
 }
 
 const chain = (length: number) =>
@@ -248,6 +251,9 @@ export async function tenantStall(context: Context): Promise<Row[]> {
       )),
     );
 
+    // (e) Thousands of streams of one project, each told of its changes, 20 a second.
+    rows.push(...(await watchedProject(context, ours, probeClient, idle)));
+
     // Restart after a crash with `size` pipelines queued behind one running.
     const queue = await installProject(ours, 'queue', [
       { type: 'task', version: 1, name: 'hang', data: { steps: [{ command: 'sleep', arguments: ['600'] }] } },
@@ -268,6 +274,47 @@ export async function tenantStall(context: Context): Promise<Row[]> {
     await ours.stop();
   }
   return rows;
+}
+
+/**
+ * The probe while one project has `streams` streams open (spread over keys: the server's cap is 100
+ * a key) and one of its pipelines changes status 20 times a second, each change committed by
+ * another connection, as the scheduler's would be, and sent to every stream.
+ */
+async function watchedProject(context: Context, server: Pipewright, probeClient: ProbeSetup, idle: number[]) {
+  const streams = context.quick ? 500 : 2000;
+  const seconds = context.quick ? 2 : 5;
+  const { projectId, client, commandId } = await pipelineProject(server, 'watched', [{ task: 'noop' }]);
+  const { data } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: commandId } },
+    body: {},
+  });
+  const pipelineId = data?.pipeline_ids[0] as string;
+  const db = writerOf(server);
+  const unfinished = `SELECT count(*) AS n FROM pipelines WHERE status IN ('created', 'started')`;
+  await until(async () => Number((await one<{ n: number }>(db, unfinished))?.n) === 0, 120_000);
+  const keys = await streamKeys(server, streams);
+  const readers = await openStreams(server.baseUrl, keys, projectId, streams, '', 'pipeline', false);
+  try {
+    return await probed(
+      context,
+      probeClient,
+      idle,
+      `${streams} streams of a project changing 20 times a second`,
+      async () => {
+        for (let n = 0; n < seconds * 20; n += 1) {
+          await db.run(
+            `UPDATE pipelines SET status = CASE status WHEN 'successful' THEN 'failed' ELSE 'successful' END WHERE id = ?`,
+            pipelineId,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+    );
+  } finally {
+    await readers.close();
+    await db.close();
+  }
 }
 
 /** The longest string value a `matches` filter reads (the spec's bound, TriggerFilter.yaml). */
