@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Schemas } from '@pipewright/types';
 import { DomainError } from '../domain/errors.js';
 import { isFinished } from '../domain/execution/statuses.js';
-import { BEFORE_FIRST_CHUNK, type Change, type Store } from '../store/index.js';
+import { BEFORE_FIRST_CHUNK, type Change, type OutputChunk, type Store } from '../store/index.js';
 import type { ChangeFeed } from './streams/change-feed.js';
 import {
   type ChangedObject,
@@ -17,7 +17,15 @@ import type {
   StreamRequest,
   StreamSink,
 } from './streams/stream-types.js';
-import { chunkFrom, type OutputPosition, outputData, taskState } from './streams/task-output.js';
+import {
+  chunkFrom,
+  type OutputPosition,
+  type OutputReads,
+  outputData,
+  sharedReads,
+  storeReads,
+  taskState,
+} from './streams/task-output.js';
 
 /** Changes read at once by a stream that catches up after a reconnect. */
 const CATCH_UP_CHANGES = 1000;
@@ -45,7 +53,8 @@ interface ProjectMember extends Member {
   deliver(objects: readonly ChangedObject[], lastSeq: number): void;
 }
 interface OutputMember extends Member {
-  wake(): void;
+  /** Sends what changed of its task, read with `reads`, which the task's other streams may share. */
+  wake(reads: OutputReads): void;
 }
 
 const message = (event: StreamMessage['event'], id: number, data: unknown): StreamMessage => ({
@@ -53,6 +62,20 @@ const message = (event: StreamMessage['event'], id: number, data: unknown): Stre
   id: String(id),
   data: JSON.stringify(data),
 });
+
+/**
+ * Output messages, made once for all the streams that send the same chunk from the same byte: the
+ * chunks of a read that the streams of a task share.
+ */
+const outputMessages = new WeakMap<OutputChunk, { start: number; made: StreamMessage }>();
+/** The `output` message of `chunk` from byte `start` of the task's output to byte `end`. */
+function outputMessage(taskId: string, chunk: OutputChunk, start: number, end: number, text: string) {
+  const known = outputMessages.get(chunk);
+  if (known?.start === start) return known.made;
+  const made = message('output', end, outputData(taskId, chunk, start, text));
+  outputMessages.set(chunk, { start, made });
+  return made;
+}
 
 /** The value under `key`, made on first use. */
 function entry<V>(map: Map<string, V>, key: string, make: () => V): V {
@@ -181,7 +204,16 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
       }
     }
     for (const taskId of outputTasks) {
-      for (const member of [...(byTask.get(taskId) ?? [])]) guarded(member, () => member.wake());
+      const streams = [...(byTask.get(taskId) ?? [])];
+      const first = streams[0];
+      if (!first) continue;
+      // Most of a task's streams stand at the end of its output: what they read, they read once.
+      const reads = sharedReads(storeReads(store, first.request.project.id, taskId));
+      for (const member of streams) {
+        if (turnIsOver(written)) await nextTurn();
+        written += 1;
+        guarded(member, () => member.wake(reads));
+      }
     }
   }
 
@@ -309,22 +341,21 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
         shown = taskState(current);
         return sink.send(message('task', reached(), current));
       };
+      const ownReads = storeReads(store, project.id, taskId);
       /** Sends what was printed since, then the task if it changed, then the end once it has ended. */
-      const pump = async (catchingUp: boolean) => {
+      const pump = async (catchingUp: boolean, reads: OutputReads) => {
         // The end is read first: output committed before it is then read below.
-        const current = await store.tasks.get(project.id, taskId);
-        const ended =
-          !current || (isFinished(current.status) && !(await store.stepOutput.anyRunning(taskId)));
+        const current = await reads.task();
+        const ended = !current || (isFinished(current.status) && !(await reads.anyRunning()));
         for (;;) {
-          const chunks = await store.stepOutput.after(taskId, at.key, OUTPUT_CHUNKS);
+          const chunks = await reads.after(at.key, OUTPUT_CHUNKS);
           const messages: StreamMessage[] = [];
           for (const chunk of chunks) {
             const { text, skipped } = chunkFrom(chunk, skip);
             skip = 0;
             const start = at.offset + skipped;
             at = { key: chunk, offset: at.offset + chunk.bytes };
-            if (text !== '')
-              messages.push(message('output', at.offset, outputData(taskId, chunk, start, text)));
+            if (text !== '') messages.push(outputMessage(taskId, chunk, start, at.offset, text));
           }
           if (messages.length > 0 && !sink.sendAll(messages)) return;
           if (chunks.length < OUTPUT_CHUNKS) break;
@@ -334,13 +365,13 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
         if (current && taskState(current) !== shown && !sendTask(current)) return;
         if (ended) member.end('task_ended');
       };
-      const wake = (catchingUp = false) => {
+      const wake = (catchingUp = false, reads = ownReads) => {
         if (pumping) {
           again = true;
           return;
         }
         pumping = true;
-        pump(catchingUp)
+        pump(catchingUp, reads)
           .catch(() => state.abandon())
           .finally(() => {
             pumping = false;
@@ -352,7 +383,7 @@ export function createStreamService(store: Store, feed: ChangeFeed) {
       };
       const member: OutputMember = {
         request,
-        wake: () => wake(),
+        wake: (reads) => wake(false, reads),
         end: (reason) => state.end(reason),
         abandon: () => state.abandon(),
       };

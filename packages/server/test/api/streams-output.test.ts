@@ -104,6 +104,40 @@ describe('streamTaskOutput', () => {
     ]);
   });
 
+  it('sends each of several streams of a task its own part, then every line printed live', async () => {
+    const { client, taskId } = await runTask([
+      { code: `printf 'first line\\n'; ${waitForFile('go-many')}; printf 'second line\\n'` },
+    ]);
+    await waitFor(
+      () => stepsOf(client, taskId),
+      (steps) => steps[0]?.output === 'first line\n',
+    );
+    // From the start, from inside the first line, and from its end: what each has read when the
+    // step prints again, then the rest.
+    const opened = [
+      { offset: 0, opening: [['output', 'first line\n', 0, 0]] },
+      { offset: 6, opening: [['output', 'line\n', 6, 0]] },
+      { offset: 11, opening: [] },
+    ].map(({ offset, opening }) => ({ messages: taskOutput(client, taskId, offset), offset, opening }));
+    for (const { messages, opening } of opened) {
+      const read = await collect(
+        messages,
+        (message) => message.event === (opening.length > 0 ? 'output' : 'task'),
+      );
+      expect(read.map(summary)).toEqual([['start', { reset: false }], ['task', 'started', 0], ...opening]);
+    }
+    writeFileSync(join(dir, 'go-many'), '');
+    for (const { messages } of opened) {
+      const rest = await collect(messages, (message) => message.event === 'end');
+      expect(rest.map(summary)).toEqual([
+        ['output', 'second line\n', 11, 0],
+        ['task', 'successful', 0],
+        ['end', { reason: 'task_ended' }],
+      ]);
+      expect(rest[0]?.id).toBe('23');
+    }
+  });
+
   it('sends the output of every attempt, and the task as it is retried', async () => {
     const marker = join(dir, 'failed-once');
     const { client, taskId, pipelineId } = await runTask(
