@@ -134,17 +134,17 @@ export async function streamKeys(server: Pipewright, streams: number): Promise<s
 }
 
 /**
- * `count` streams of the project's changes on raw connections, spread over keys, read by reader
- * threads (streams-reader.ts) that time or count the messages of type `event`: the lightest client
- * one process can be for hundreds of streams (the typed client's parsing would weigh on the figures
- * as much as the server). The baseline takes the same requests and ignores what they ask.
+ * `count` streams of `path` (`/v0/changes?project_id=...`, say) on raw connections, spread over
+ * keys, read by reader threads (streams-reader.ts) that time or count the messages of type
+ * `event`: the lightest client one process can be for hundreds of streams (the typed client's
+ * parsing would weigh on the figures as much as the server). A baseline takes the same requests
+ * and ignores what they ask.
  */
 export function openStreams(
   baseUrl: string,
   keys: string[],
-  projectId: string,
+  path: string,
   count: number,
-  query: string,
   event: string,
   timed: boolean,
 ) {
@@ -152,7 +152,7 @@ export function openStreams(
   const requests = Array.from(
     { length: count },
     (_, n) =>
-      `GET /v0/changes?project_id=${projectId}${query} HTTP/1.1\r\nHost: ${hostname}\r\n` +
+      `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n` +
       `Authorization: Bearer ${keys[Math.floor(n / STREAMS_PER_KEY)]}\r\n\r\n`,
   );
   return startReaders({ port: Number(port), host: hostname, marker: `event: ${event}\n`, timed }, requests);

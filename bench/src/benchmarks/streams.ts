@@ -107,6 +107,7 @@ export async function streams(context: Context): Promise<Row[]> {
         id,
       );
     const keys = await streamKeys(server, 500);
+    const changes = `/v0/changes?project_id=${projectId}`;
     const rows: Row[] = [];
 
     // Ours and the baseline in turn, with the same readers and the same commits. Each is stopped
@@ -116,7 +117,7 @@ export async function streams(context: Context): Promise<Row[]> {
     const target = pipelines[0] as string;
     const commit = () => flip(target);
     const open = (to: ServerProcess, count: number) =>
-      openStreams(to.baseUrl, keys, projectId, count, `&pipeline_id=${target}`, 'pipeline', true);
+      openStreams(to.baseUrl, keys, `${changes}&pipeline_id=${target}`, count, 'pipeline', true);
     let oursAt500: number[] = [];
     try {
       for (const count of [1, 100, 500]) {
@@ -200,7 +201,7 @@ export async function streams(context: Context): Promise<Row[]> {
     // streams; what a batch of the feed holds twice (the same pipeline) is sent once, as its latest.
     const seconds = context.quick ? 2 : 5;
     context.log(`changes committed for ${seconds} s, fanned out to 100 streams`);
-    const fanOut = await openStreams(server.baseUrl, keys, projectId, 100, '', 'pipeline', false);
+    const fanOut = await openStreams(server.baseUrl, keys, changes, 100, 'pipeline', false);
     const began = nowMs();
     let committed = 0;
     while (nowMs() - began < seconds * 1000) {
@@ -220,7 +221,7 @@ export async function streams(context: Context): Promise<Row[]> {
     context.log(`the server idle for ${idleSeconds} s, with no stream open, then one`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const withNone = await cpuPercent();
-    const idle = await openStreams(server.baseUrl, keys, projectId, 1, '', 'pipeline', false);
+    const idle = await openStreams(server.baseUrl, keys, changes, 1, 'pipeline', false);
     const withOne = await cpuPercent();
     await idle.close();
     rows.push({

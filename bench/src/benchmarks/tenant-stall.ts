@@ -251,8 +251,10 @@ export async function tenantStall(context: Context): Promise<Row[]> {
       )),
     );
 
-    // (e) Thousands of streams of one project, each told of its changes, 20 a second.
-    rows.push(...(await watchedProject(context, ours, probeClient, idle)));
+    // (e) and (f): thousands of streams of one project's changes, hundreds of one task's output.
+    const probe = { client: probeClient, idle, keys: await streamKeys(ours, streamCount(context)) };
+    rows.push(...(await watchedProject(context, ours, probe)));
+    rows.push(...(await followedTask(context, ours, probe)));
 
     // Restart after a crash with `size` pipelines queued behind one running.
     const queue = await installProject(ours, 'queue', [
@@ -276,14 +278,44 @@ export async function tenantStall(context: Context): Promise<Row[]> {
   return rows;
 }
 
+/** How many streams cases (e) and (f) open, spread over keys (the server's cap is 100 a key). */
+const streamCount = (context: Context) => (context.quick ? 500 : 2000);
+
+/** The probe's client and its samples on the idle server, and keys for the streams of (e) and (f). */
+interface StreamProbe {
+  client: ProbeSetup;
+  idle: number[];
+  keys: string[];
+}
+
 /**
- * The probe while one project has `streams` streams open (spread over keys: the server's cap is 100
- * a key) and one of its pipelines changes status 20 times a second, each change committed by
- * another connection, as the scheduler's would be, and sent to every stream.
+ * The probe during `work`, while `count` streams of `path` are open (read by the benchmark's
+ * reader threads, which count the messages).
  */
-async function watchedProject(context: Context, server: Pipewright, probeClient: ProbeSetup, idle: number[]) {
-  const streams = context.quick ? 500 : 2000;
-  const seconds = context.quick ? 2 : 5;
+async function probedWithStreams(
+  context: Context,
+  server: Pipewright,
+  probe: StreamProbe,
+  stream: { path: string; event: string; count: number },
+  name: string,
+  work: () => Promise<void>,
+) {
+  const { path, event, count } = stream;
+  const readers = await openStreams(server.baseUrl, probe.keys, path, count, event, false);
+  try {
+    return await probed(context, probe.client, probe.idle, name, work);
+  } finally {
+    await readers.close();
+  }
+}
+
+/**
+ * (e) One project with thousands of streams open while one of its pipelines changes status 20
+ * times a second, each change committed by another connection, as the scheduler's would be, and
+ * sent to every stream.
+ */
+async function watchedProject(context: Context, server: Pipewright, probe: StreamProbe) {
+  const count = streamCount(context);
   const { projectId, client, commandId } = await pipelineProject(server, 'watched', [{ task: 'noop' }]);
   const { data } = await client.POST('/commands/id/{id}/execute', {
     params: { path: { id: commandId } },
@@ -291,18 +323,17 @@ async function watchedProject(context: Context, server: Pipewright, probeClient:
   });
   const pipelineId = data?.pipeline_ids[0] as string;
   const db = writerOf(server);
-  const unfinished = `SELECT count(*) AS n FROM pipelines WHERE status IN ('created', 'started')`;
-  await until(async () => Number((await one<{ n: number }>(db, unfinished))?.n) === 0, 120_000);
-  const keys = await streamKeys(server, streams);
-  const readers = await openStreams(server.baseUrl, keys, projectId, streams, '', 'pipeline', false);
   try {
-    return await probed(
+    const unfinished = `SELECT count(*) AS n FROM pipelines WHERE status IN ('created', 'started')`;
+    await until(async () => Number((await one<{ n: number }>(db, unfinished))?.n) === 0, 120_000);
+    return await probedWithStreams(
       context,
-      probeClient,
-      idle,
-      `${streams} streams of a project changing 20 times a second`,
+      server,
+      probe,
+      { path: `/v0/changes?project_id=${projectId}`, event: 'pipeline', count },
+      `${count} streams of a project changing 20 times a second`,
       async () => {
-        for (let n = 0; n < seconds * 20; n += 1) {
+        for (let n = 0; n < (context.quick ? 2 : 5) * 20; n += 1) {
           await db.run(
             `UPDATE pipelines SET status = CASE status WHEN 'successful' THEN 'failed' ELSE 'successful' END WHERE id = ?`,
             pipelineId,
@@ -312,8 +343,49 @@ async function watchedProject(context: Context, server: Pipewright, probeClient:
       },
     );
   } finally {
-    await readers.close();
     await db.close();
+  }
+}
+
+/** (f) Streams of one task's output while its step prints a line every 10 ms. */
+async function followedTask(context: Context, server: Pipewright, probe: StreamProbe) {
+  const count = streamCount(context) / 4;
+  const projectId = await installProject(server, 'followed', [
+    {
+      type: 'task',
+      version: 1,
+      name: 'talk',
+      // A minute at most, should the benchmark fail before it aborts the pipeline.
+      data: {
+        steps: [{ code: 'i=0; while [ $i -lt 6000 ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done' }],
+      },
+    },
+    { type: 'pipeline', version: 1, name: 'talk', data: { tasks: [{ task: 'talk' }] } },
+    { type: 'command', version: 1, name: 'go', data: { parameters: [], pipelines: ['talk'] } },
+  ]);
+  const client = server.client(projectId);
+  const { data } = await client.POST('/commands/id/{id}/execute', {
+    params: { path: { id: await resourceId(client, 'command', 'go') } },
+    body: {},
+  });
+  const pipelineId = data?.pipeline_ids[0] as string;
+  let taskId: string | undefined;
+  await until(async () => {
+    const { data: tasks } = await client.GET('/tasks', { params: { query: { pipeline_id: pipelineId } } });
+    taskId = tasks?.elements.find((task) => task.status === 'started')?.id;
+    return taskId !== undefined;
+  }, 60_000);
+  try {
+    return await probedWithStreams(
+      context,
+      server,
+      probe,
+      { path: `/v0/tasks/id/${taskId}/output?project_id=${projectId}`, event: 'output', count },
+      `${count} streams of the output of a task printing a line every 10 ms`,
+      () => new Promise((resolve) => setTimeout(resolve, (context.quick ? 2 : 5) * 1000)),
+    );
+  } finally {
+    await client.POST('/pipelines/id/{id}/abort', { params: { path: { id: pipelineId } } });
   }
 }
 
