@@ -1,5 +1,6 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DomainError } from '../domain/errors.js';
-import type { OpenStream } from '../services/index.js';
+import { type OpenStream, turnIsOver } from '../services/index.js';
 import type { EventStream } from './event-stream.js';
 
 export interface StreamLimits {
@@ -30,12 +31,24 @@ export function createOpenStreams(limits: StreamLimits, isStopping: () => boolea
   const open = new Set<{ stream: OpenStream; events: EventStream }>();
   let timer: NodeJS.Timeout | undefined;
 
-  const tick = () => {
-    const stopping = isStopping();
-    const idleSince = Date.now() - limits.heartbeatMs;
-    for (const entry of [...open]) {
-      if (stopping) entry.stream.end('server_stopping');
-      else if (entry.events.lastWrite() <= idleSince) entry.events.heartbeat(entry.stream.position());
+  // A tick is under way: with thousands of streams, it takes turns with other work.
+  let ticking = false;
+  const tick = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      const stopping = isStopping();
+      const idleSince = Date.now() - limits.heartbeatMs;
+      let served = 0;
+      for (const entry of [...open]) {
+        if (!stopping && entry.events.lastWrite() > idleSince) continue;
+        if (turnIsOver(served)) await nextTurn();
+        served += 1;
+        if (stopping) entry.stream.end('server_stopping');
+        else entry.events.heartbeat(entry.stream.position());
+      }
+    } finally {
+      ticking = false;
     }
   };
 

@@ -48,6 +48,7 @@ export type {
   StreamRequest,
   StreamSink,
 } from './streams/stream-types.js';
+export { turnIsOver } from './streams/turns.js';
 export type { ScheduleNotifier, WorkNotifier } from './work.js';
 
 /** Where no ticker runs, nothing hears of changed schedules. */

@@ -26,19 +26,12 @@ import {
   storeReads,
   taskState,
 } from './streams/task-output.js';
+import { turnIsOver } from './streams/turns.js';
 
 /** Changes read at once by a stream that catches up after a reconnect. */
 const CATCH_UP_CHANGES = 1000;
 /** Chunks of output (16 KiB at most each) read at once. */
 const OUTPUT_CHUNKS = 64;
-/**
- * Streams a batch of changes is written to before the fan-out lets the server's other work run
- * (1-2 ms of writes): a project with thousands of open streams does not hold the thread that
- * answers everyone else's requests for the whole of each fan-out.
- */
-export const STREAMS_PER_TURN = 100;
-/** Whether a fan-out that has served `served` streams lets other work run before the next. */
-const turnIsOver = (served: number) => served > 0 && served % STREAMS_PER_TURN === 0;
 
 /** A stream as the service keeps it while it is open. */
 interface Member {

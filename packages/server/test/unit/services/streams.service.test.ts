@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createPollingChangeFeed } from '../../../src/services/streams/change-feed.js';
 import type { StreamMessage, StreamSink } from '../../../src/services/streams/stream-types.js';
-import { createStreamService, STREAMS_PER_TURN } from '../../../src/services/streams.service.js';
+import { STREAMS_PER_TURN } from '../../../src/services/streams/turns.js';
+import { createStreamService } from '../../../src/services/streams.service.js';
 import { eventDatabase } from '../../helpers/event-database.js';
 import { waitFor } from '../../helpers/wait.js';
 
